@@ -1,0 +1,248 @@
+"""Decisions shared by the online and hindsight paths: test one segment for a shift, re-test an open one.
+
+A :class:`Series` is a window of builds on the analysis scale with absolute build indices. The functions here
+are pure: the same window, segment bounds and open change point always give the same answer, which is what
+lets the stateless worker replay a window (see :meth:`OnlineDetector.resume`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import LOG_KINDS, ChangePoint, DetectorConfig, Point
+from .scan import best_split, plausible_range, rate_split_scores, split_scores
+from .statistics import (
+    Noise,
+    ShiftTest,
+    critical_z,
+    estimate_noise,
+    estimate_rate_noise,
+    estimate_step_noise,
+    p_value,
+    rate_shift_test,
+    shift_test,
+    step_test,
+)
+
+Z95 = 1.959963984540054
+#: One-sided 5% z: an open alert whose evidence drops below this is withdrawn.
+Z_WITHDRAW = 1.6448536269514722
+#: Tolerance, in creep standard deviations, on the min_change of deterministic metrics.
+STEP_TOLERANCE = 3.0
+#: Builds a size alert must hold before it is confirmed.
+STEP_CONFIRM = 3
+
+
+@dataclass(slots=True)
+class Series:
+    """Window of one series on the analysis scale; ``index0`` is the absolute index of element 0.
+
+    mode: ``"level"`` (robust level test), ``"step"`` (deterministic size metric) or ``"rate"`` (counts).
+    log: whether ``y`` is the log of the values.
+    """
+
+    y: np.ndarray
+    counts: np.ndarray | None
+    totals: np.ndarray | None
+    index0: int
+    mode: str
+    log: bool
+
+    @property
+    def end(self) -> int:
+        """Absolute index of the last build."""
+        return self.index0 + self.y.size - 1
+
+    def to_unit(self, level: float) -> float:
+        return math.exp(level) if (self.log or self.mode == "rate") else level
+
+
+def build_series(values: Sequence[float], counts: Sequence[float] | None, totals: Sequence[float] | None,
+                 index0: int, kind: str) -> Series:
+    """Choose the analysis scale for a window of raw values (deterministic in the window's content)."""
+    v = np.asarray(values, dtype=float)
+    if kind == "rate" and counts is not None and totals is not None:
+        c = np.asarray(counts, dtype=float)
+        t = np.asarray(totals, dtype=float)
+        if not np.isnan(c).any():
+            y = np.log((c + 0.5) / np.maximum(t, 1.0))
+            return Series(y, c, t, index0, "rate", True)
+    mode = "step" if kind == "size" else "level"
+    if kind in LOG_KINDS and v.size and float(v.min()) > 0:
+        return Series(np.log(v), None, None, index0, mode, True)
+    return Series(v, None, None, index0, mode, False)
+
+
+def point_fields(p: Point) -> tuple[float, float, float]:
+    """(value, count, total) of a point; NaN count/total when absent."""
+    if p.count is None:
+        return float(p.value), math.nan, math.nan
+    return float(p.value), float(p.count), float(p.total)
+
+
+def series_noise(s: Series) -> Noise:
+    if s.mode == "rate":
+        return estimate_rate_noise(s.y, 1.0 / (s.counts + 0.5))
+    if s.mode == "step":
+        return estimate_step_noise(s.y)
+    return estimate_noise(s.y)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A tested culprit (absolute indices) with the scan's plausible range."""
+
+    index: int
+    first: int
+    last: int
+    test: ShiftTest
+    z_crit: float
+    n_candidates: int
+    noise: Noise
+
+
+def _test_at(s: Series, seg_lo: int, j: int, noise: Noise, hi_excl: int | None = None) -> ShiftTest:
+    """Test the split at absolute index ``j`` of the segment ``seg_lo..end`` (or ``..hi_excl-1``)."""
+    a0 = seg_lo - s.index0
+    aj = j - s.index0
+    a1 = s.y.size if hi_excl is None else hi_excl - s.index0
+    if s.mode == "rate":
+        return rate_shift_test(s.counts[a0:aj], s.totals[a0:aj], s.counts[aj:a1], s.totals[aj:a1], noise)
+    if s.mode == "step":
+        return step_test(float(s.y[aj - 1]), float(np.median(s.y[aj:a1])), noise)
+    return shift_test(s.y[a0:aj], s.y[aj:a1], noise)
+
+
+def locate(s: Series, seg_lo: int, lo: int, hi: int, noise: Noise, sign: int = 0,
+           hi_excl: int | None = None) -> tuple[int, int, int, float]:
+    """Best culprit among absolute indices ``lo..hi`` of the segment ``seg_lo..``; (best, first, last, score)."""
+    a0 = seg_lo - s.index0
+    a1 = s.y.size if hi_excl is None else hi_excl - s.index0
+    jl, jh = lo - seg_lo, hi - seg_lo
+    if s.mode == "rate":
+        scores = rate_split_scores(s.counts[a0:a1], s.totals[a0:a1], jl, jh, noise.phi)
+    else:
+        scores = split_scores(s.y[a0:a1], jl, jh, noise.sigma)
+        if noise.sigma > 0:
+            scores = scores / noise.sigma
+    b = best_split(scores, sign)
+    f, la = plausible_range(scores, b)
+    return lo + b, lo + f, lo + la, float(scores[b])
+
+
+def passes_gates(test: ShiftTest, s: Series, kind: str, config: DetectorConfig, noise: Noise) -> bool:
+    """Policy gates on top of significance: min_change (relative) and abs_threshold (metric unit)."""
+    mc = config.min_change_for(kind)
+    d = abs(test.delta)
+    if s.mode == "step":
+        need = math.log1p(mc) - STEP_TOLERANCE * noise.sigma if s.log else mc * abs(test.before)
+    elif s.log or s.mode == "rate":
+        need = math.log1p(mc)
+    else:
+        need = mc * abs(test.before)
+    if d < need or d == 0:
+        return False
+    if config.abs_threshold is not None:
+        absd = abs(s.to_unit(test.after) - s.to_unit(test.before))
+        if absd < config.abs_threshold:
+            return False
+    return True
+
+
+def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig) -> Candidate | None:
+    """Look for a new shift in the current segment ``max(seg_start, index0)..end`` of the window."""
+    k = s.end
+    seg_lo = max(seg_start, s.index0)
+    n = k - seg_lo + 1
+    if s.mode == "step":
+        if n < 2:
+            return None
+        noise = series_noise(s)
+        test = _test_at(s, seg_lo, k, noise)
+        zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
+        if abs(test.z) < zc or not passes_gates(test, s, kind, config, noise):
+            return None
+        return Candidate(k, k, k, test, zc, 1, noise)
+    lo = seg_lo + max(config.min_before, n - config.max_after)
+    hi = k - config.min_after + 1
+    if hi < lo:
+        return None
+    noise = series_noise(s)
+    n_cand = hi - lo + 1
+    zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
+    best, first, last, score = locate(s, seg_lo, lo, hi, noise)
+    if abs(score) < 0.6 * zc:
+        return None
+    test = _test_at(s, seg_lo, best, noise)
+    if abs(test.z) < zc or not test.sustained or not passes_gates(test, s, kind, config, noise):
+        return None
+    return Candidate(best, first, last, test, zc, n_cand, noise)
+
+
+def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: DetectorConfig,
+                hi_excl: int | None = None) -> tuple[str, Candidate | None]:
+    """Re-test an open (unconfirmed) change point with the builds that arrived since.
+
+    Returns ``("withdraw", None)`` when the evidence vanished, ``("confirm", cand)`` once enough builds
+    hold the new level, else ``("keep", cand)`` with the refined culprit.
+    """
+    k = s.end if hi_excl is None else hi_excl - 1
+    seg_lo = max(prev_start, s.index0)
+    noise = series_noise(s)
+    sign = 1 if cp.after > cp.before else -1
+    if s.mode == "step":
+        c = cp.index
+        if c - 1 < s.index0:
+            return "keep", None
+        test = _test_at(s, seg_lo, c, noise, hi_excl)
+        zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
+        held = test.delta * sign > 0 and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
+        if not held:
+            return "withdraw", None
+        cand = Candidate(c, c, c, test, zc, 1, noise)
+        return ("confirm" if k - c + 1 >= STEP_CONFIRM else "keep"), cand
+    r = config.refine_radius
+    lo = max(cp.index - r, seg_lo + 2)
+    hi = min(cp.index + r, k - config.min_after + 1)
+    if hi < lo:
+        return "keep", None
+    n_cand = max(1, min(config.max_after, k - seg_lo + 1 - config.min_before))
+    zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
+    best, first, last, _ = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
+    test = _test_at(s, seg_lo, best, noise, hi_excl)
+    cand = Candidate(best, first, last, test, zc, n_cand, noise)
+    if test.z * sign < Z_WITHDRAW:
+        return "withdraw", None
+    m = k - best + 1
+    if m >= config.confirm_after and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise):
+        return "confirm", cand
+    if m >= config.max_after:
+        return "withdraw", None
+    return "keep", cand
+
+
+def to_change_point(cand: Candidate, s: Series, lower_is_better: bool, detected_at: int) -> ChangePoint:
+    t = cand.test
+    before, after = s.to_unit(t.before), s.to_unit(t.after)
+    if s.log or s.mode == "rate":
+        rel = math.expm1(t.delta)
+        bci = (s.to_unit(t.before - Z95 * t.se_before), s.to_unit(t.before + Z95 * t.se_before))
+        aci = (s.to_unit(t.after - Z95 * t.se_after), s.to_unit(t.after + Z95 * t.se_after))
+    else:
+        rel = t.delta / abs(t.before) if t.before != 0 else math.copysign(1.0, t.delta)
+        bci = (t.before - Z95 * t.se_before, t.before + Z95 * t.se_before)
+        aci = (t.after - Z95 * t.se_after, t.after + Z95 * t.se_after)
+    up = t.delta > 0
+    direction = "regression" if up == lower_is_better else "improvement"
+    z = t.z if math.isfinite(t.z) else math.copysign(1e12, t.z)
+    return ChangePoint(
+        index=cand.index, first_index=cand.first, last_index=cand.last, direction=direction,
+        rel_change=float(rel), abs_change=float(after - before), before=float(before), after=float(after),
+        before_ci=(float(bci[0]), float(bci[1])), after_ci=(float(aci[0]), float(aci[1])),
+        p_value=p_value(t.z, cand.noise.df, cand.n_candidates), test=t.test, detected_at=detected_at,
+        z=float(z),
+    )

@@ -1,0 +1,179 @@
+"""Value types of the detection engine: input points, configuration, results and events.
+
+Everything here is plain data (frozen dataclasses) so that the worker, the CLI and the tests can build and
+compare them without any framework.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+KINDS = ("time", "memory", "size", "rate", "count", "score", "other")
+#: Kinds whose values are positive amounts that change multiplicatively: analysed on the log scale.
+LOG_KINDS = frozenset({"time", "memory", "size"})
+#: Kinds measured by repeated runs inside a build (samples) with a shared per-build runner effect.
+SAMPLED_KINDS = frozenset({"time", "memory"})
+
+#: Default minimum relative change per kind (a policy floor on top of the statistical test).
+DEFAULT_MIN_CHANGE = {"time": 0.01, "memory": 0.005, "size": 0.005, "rate": 0.10}
+
+Direction = Literal["regression", "improvement"]
+EventType = Literal["raised", "refined", "confirmed", "withdrawn"]
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One build's measurement of one series.
+
+    ``value`` is the per-build value (the median of ``samples`` for time/memory, ``count/total`` for rates).
+    ``samples`` are the repeated runs of the build, ``count``/``total`` the events and trials of a rate.
+    Invalid input raises :class:`ValueError` at construction.
+    """
+
+    value: float
+    samples: np.ndarray | tuple | None = None
+    count: int | None = None
+    total: int | None = None
+
+    def __post_init__(self) -> None:
+        v = self.value
+        if not isinstance(v, (int, float, np.floating, np.integer)) or isinstance(v, bool):
+            raise ValueError(f"Point.value must be a number, got {v!r}")
+        if not math.isfinite(v):
+            raise ValueError(f"Point.value must be finite, got {v!r}")
+        s = self.samples
+        if s is not None:
+            if len(s) == 0:
+                raise ValueError("Point.samples is empty: omit it (None) or give at least one run")
+            tot = float(np.sum(s)) if isinstance(s, np.ndarray) else math.fsum(s)
+            if not math.isfinite(tot) and not all(math.isfinite(float(x)) for x in s):
+                raise ValueError("Point.samples contains NaN or infinite values")
+        c, t = self.count, self.total
+        if c is not None or t is not None:
+            if c is None or t is None:
+                raise ValueError("Point.count and Point.total must be given together")
+            if c < 0 or t < 0:
+                raise ValueError(f"Point.count and Point.total must be non-negative, got {c}/{t}")
+            if c > t:
+                raise ValueError(f"Point.count ({c}) exceeds Point.total ({t})")
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorConfig:
+    """Tuning of one series' detector; per-metric overrides replace fields (``with_overrides``).
+
+    target_false_alarms_per_1000_builds
+        Expected false alarms per 1000 builds of one series under the noise model. With 150 metrics per
+        build the default 0.1 means about one false alarm every 67 builds of the whole app. It sets the
+        per-build significance level ``alpha = target / 1000`` of the scan (see ``statistics.thresholds``).
+    min_change
+        Minimum relative change to alert on (``None``: the kind's default in ``DEFAULT_MIN_CHANGE``).
+    abs_threshold
+        Minimum absolute change (in the metric's unit) to alert on; ``None``: no absolute floor.
+    sensitivity
+        Multiplier on the test's evidence: 2.0 halves the critical z value, 0.5 doubles it.
+    window
+        Builds of history the decision looks at (the worker must pass at least this many to ``resume``).
+    max_after
+        Longest post-change segment scanned for a new change (bounds the candidate culprits).
+    min_before
+        Builds of stable history needed before a candidate change.
+    min_after
+        Builds at the new level needed before a noisy kind (everything but ``size``) alerts.
+    confirm_after
+        Builds at the new level after which an alert still supported by the data is confirmed.
+    refine_radius
+        How far (in builds) a culprit may move while its alert is unconfirmed.
+    """
+
+    target_false_alarms_per_1000_builds: float = 0.1
+    min_change: float | None = None
+    abs_threshold: float | None = None
+    sensitivity: float = 1.0
+    window: int = 96
+    max_after: int = 88
+    min_before: int = 8
+    min_after: int = 3
+    confirm_after: int = 8
+    refine_radius: int = 4
+
+    def __post_init__(self) -> None:
+        if not (self.target_false_alarms_per_1000_builds > 0):
+            raise ValueError("target_false_alarms_per_1000_builds must be > 0")
+        if self.sensitivity <= 0 or not math.isfinite(self.sensitivity):
+            raise ValueError("sensitivity must be a positive finite number")
+        if self.min_change is not None and not (0 <= self.min_change < 10):
+            raise ValueError("min_change is a relative change, e.g. 0.02 for 2%")
+        if self.abs_threshold is not None and self.abs_threshold < 0:
+            raise ValueError("abs_threshold must be >= 0")
+        if self.min_after < 1 or self.min_before < 2 or self.confirm_after < self.min_after:
+            raise ValueError("need min_after >= 1, min_before >= 2 and confirm_after >= min_after")
+        if self.window < self.min_before + self.max_after or self.max_after < self.confirm_after:
+            raise ValueError("need window >= min_before + max_after and max_after >= confirm_after")
+
+    @property
+    def alpha(self) -> float:
+        """Per-build, per-series false-alarm probability the thresholds are calibrated to."""
+        return min(0.5, self.target_false_alarms_per_1000_builds / 1000.0)
+
+    def min_change_for(self, kind: str) -> float:
+        return self.min_change if self.min_change is not None else DEFAULT_MIN_CHANGE.get(kind, 0.0)
+
+    def with_overrides(self, **overrides: object) -> DetectorConfig:
+        """A copy with the given fields replaced; ``None`` values are ignored (unset overrides)."""
+        return dataclasses.replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+DEFAULT = DetectorConfig()
+
+
+@dataclass(slots=True)
+class ChangePoint:
+    """A sustained shift: the culprit build and what changed.
+
+    ``index`` is the first build measured at the new level; ``first_index..last_index`` the plausible
+    culprits. ``before``/``after`` are the levels (in the metric's unit) with 95% confidence intervals,
+    ``rel_change = after / before - 1``. ``p_value`` is that of ``test`` (already corrected for the
+    scan over candidate culprits). ``detected_at`` is the build whose arrival raised the alert.
+    """
+
+    index: int
+    first_index: int
+    last_index: int
+    direction: Direction
+    rel_change: float
+    abs_change: float
+    before: float
+    after: float
+    before_ci: tuple[float, float]
+    after_ci: tuple[float, float]
+    p_value: float
+    test: str
+    detected_at: int
+    withdrawn: bool = False
+    confirmed: bool = False
+    z: float = 0.0
+    sensitivity: float | None = field(default=None)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened to a change point on the arrival of build ``at``."""
+
+    type: EventType
+    change_point: ChangePoint
+    at: int
+
+
+def as_points(values: Sequence[Point | float]) -> list[Point]:
+    """Accept plain numbers for convenience (tests, ad-hoc use)."""
+    return [p if isinstance(p, Point) else Point(float(p)) for p in values]

@@ -1,0 +1,74 @@
+"""Search strategy: where, inside a segment, is the most likely single level shift?
+
+A scan computes, for every admissible split ``j`` of a segment (before = ``seg[:j]``, after = ``seg[j:]``),
+the standardized difference of the two means (the Gaussian GLR statistic for one mean shift, as in binary
+segmentation, CUSUM and Perfherder's t-test), in O(n) with cumulative sums. It only *locates* the shift; the
+decision uses the robust tests of :mod:`.statistics`. To keep one flaky build from dragging the location,
+values are winsorized at ``center +- 3 sigma`` before scanning.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .statistics import RATE_OFFSET
+
+WINSOR = 3.0
+LR_DROP = 3.84  # chi^2_1 95% quantile: culprits whose squared statistic is within this of the best
+
+
+def split_scores(seg: np.ndarray, lo: int, hi: int, sigma: float) -> np.ndarray:
+    """``T[j - lo] = (mean(seg[j:]) - mean(seg[:j])) / sqrt(1/(n-j) + 1/j)`` for ``j`` in ``lo..hi``.
+
+    Units are those of ``seg`` (divide by sigma for a z value). ``1 <= lo <= hi <= n - 1``.
+    """
+    n = seg.size
+    if sigma > 0:
+        center = float(np.median(seg))
+        x = np.clip(seg, center - WINSOR * sigma, center + WINSOR * sigma)
+    else:
+        x = seg
+    cs = np.cumsum(x)
+    total = cs[-1]
+    j = np.arange(lo, hi + 1)
+    sum_b = cs[j - 1]
+    mean_b = sum_b / j
+    mean_a = (total - sum_b) / (n - j)
+    return (mean_a - mean_b) / np.sqrt(1.0 / (n - j) + 1.0 / j)
+
+
+def rate_split_scores(counts: np.ndarray, totals: np.ndarray, lo: int, hi: int, phi: float) -> np.ndarray:
+    """Log rate-ratio z statistics of pooled counts for splits ``lo..hi`` (see ``rate_shift_test``)."""
+    n = counts.size
+    cc = np.cumsum(counts)
+    ct = np.cumsum(totals)
+    j = np.arange(lo, hi + 1)
+    cb, tb = cc[j - 1], ct[j - 1]
+    ca, ta = cc[-1] - cb, ct[-1] - tb
+    lb = np.log((cb + RATE_OFFSET) / np.maximum(tb, 1.0))
+    la = np.log((ca + RATE_OFFSET) / np.maximum(ta, 1.0))
+    var = 1.0 / (cb + RATE_OFFSET) + 1.0 / (ca + RATE_OFFSET) + phi * (1.0 / j + 1.0 / (n - j))
+    return (la - lb) / np.sqrt(var)
+
+
+def best_split(scores: np.ndarray, sign: int = 0) -> int:
+    """Offset of the strongest split (of the given sign if ``sign`` is +1/-1)."""
+    if sign > 0:
+        return int(np.argmax(scores))
+    if sign < 0:
+        return int(np.argmin(scores))
+    return int(np.argmax(np.abs(scores)))
+
+
+def plausible_range(scores: np.ndarray, best: int) -> tuple[int, int]:
+    """Contiguous offsets around ``best`` whose squared statistic is within ``LR_DROP`` of the maximum."""
+    s2 = scores * scores
+    floor = s2[best] - LR_DROP
+    sign = np.sign(scores[best])
+    lo = best
+    while lo > 0 and s2[lo - 1] >= floor and np.sign(scores[lo - 1]) == sign:
+        lo -= 1
+    hi = best
+    while hi < scores.size - 1 and s2[hi + 1] >= floor and np.sign(scores[hi + 1]) == sign:
+        hi += 1
+    return lo, hi

@@ -1,0 +1,47 @@
+"""Handing committed builds to the analysis queue, and finding the ones that never got there."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from metrics.models import Build
+
+log = logging.getLogger(__name__)
+
+
+def queue_analysis(build_pk: int) -> None:
+    """Publish the analysis task; the build row is the outbox, so a failed publish is retried by the sweep."""
+    from alerts.tasks import analyse_build
+
+    queued_at = timezone.now()
+    analyse_build.apply_async(args=[build_pk])
+    # Marked only once the broker took the task: a failed publish leaves the build for the sweep.
+    Build.objects.filter(pk=build_pk, analysis=Build.Analysis.PENDING).update(analysis_queued=queued_at)
+
+
+def pending_builds(*, min_age_seconds: int | None = None, limit: int = 500) -> list[int]:
+    """Builds still pending whose last hand-off is older than `min_age_seconds` (or never happened)."""
+    age = settings.PERF_SWEEP_MIN_AGE_SECONDS if min_age_seconds is None else min_age_seconds
+    cutoff = timezone.now() - timedelta(seconds=age)
+    qs = Build.objects.filter(analysis=Build.Analysis.PENDING).filter(
+        Q(analysis_queued__isnull=True) | Q(analysis_queued__lte=cutoff)
+    )
+    return list(qs.order_by("analysis_requested").values_list("pk", flat=True)[:limit])
+
+
+def sweep(*, min_age_seconds: int | None = None) -> int:
+    """Re-queue stale pending builds; returns how many were handed over."""
+    queued = 0
+    for pk in pending_builds(min_age_seconds=min_age_seconds):
+        try:
+            queue_analysis(pk)
+            queued += 1
+        except Exception:
+            log.exception("broker unavailable; pending builds are left for the next sweep")
+            break
+    return queued

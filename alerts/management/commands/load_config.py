@@ -1,0 +1,29 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from alerts.config_loader import ConfigError, apply_config
+
+
+class Command(BaseCommand):
+    help = "Apply a YAML config file: teams, channels, ownership rules, metric overrides (idempotent)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", help="path to the YAML file")
+
+    def handle(self, *args, file: str, **options) -> None:
+        path = Path(file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot read {file}: {exc.strerror}") from None
+        try:
+            summary = apply_config(text)
+        except ConfigError as exc:
+            raise CommandError(f"{file} is not valid:\n{exc}") from None
+        self.stdout.write(
+            f"applied {file}: {summary.teams} teams, {summary.channels} channels, "
+            f"{summary.owners} owner rules, {summary.overrides} metric overrides"
+        )
+        if summary.users_created:
+            self.stdout.write("created users without passwords: " + ", ".join(summary.users_created))

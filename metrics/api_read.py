@@ -1,0 +1,131 @@
+"""Read API for builds and series (CONTRACT section 4)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router, Schema
+from ninja.errors import HttpError
+
+from metrics.history import recent_points
+from metrics.models import Build, Measurement, Series, unpack_samples
+from metrics.pagination import MAX_LIMIT, paginate
+from metrics.schemas import BuildOut, ErrorsOut, PointsOut, SeriesPage
+
+router = Router(tags=["builds and series"])
+
+
+def _check_app(request: HttpRequest, app_name: str) -> None:
+    caller = request.auth
+    if not caller.can_read_app(app_name):
+        raise HttpError(403, f"this token belongs to {caller.app.name!r}")
+
+
+def measurement_payload(m: Measurement) -> dict:
+    """A measurement exactly as uploaded: samples or count/total only when they were sent."""
+    out = {"value": m.value}
+    if m.samples is not None:
+        out["samples"] = unpack_samples(m.samples)
+    if m.total is not None:
+        out["count"] = m.count
+        out["total"] = m.total
+    return out
+
+
+@router.get("/builds/{app}/{platform}/{build}", response={200: BuildOut, 403: ErrorsOut, 404: ErrorsOut},
+            url_name="build-detail", summary="One build with all its measurements", exclude_none=True)
+def build_detail(request: HttpRequest, app: str, platform: str, build: str):
+    _check_app(request, app)
+    b = get_object_or_404(Build.objects.select_related("app"), app__name=app, platform=platform, ext_id=build)
+    rows = (
+        Measurement.objects.filter(build=b)
+        .select_related("series__metric")
+        .order_by("series__metric__name", "series__device")
+    )
+    measurements = []
+    for m in rows:
+        metric = m.series.metric
+        measurements.append(
+            {
+                "metric": metric.name, "kind": metric.kind, "unit": metric.unit,
+                "lower_is_better": metric.lower_is_better, "device": m.series.device,
+                "branch": m.series.branch, "series": m.series_id, **measurement_payload(m),
+            }
+        )
+    return {
+        "id": b.ext_id, "app": b.app.name, "platform": b.platform, "branch": b.branch, "commit": b.commit,
+        "parent_commit": b.parent_commit, "version": b.version, "timestamp": b.timestamp,
+        "url": request.build_absolute_uri(b.get_absolute_url()), "analysis": b.analysis,
+        "measurements": measurements,
+    }
+
+
+def series_payload(request: HttpRequest, s: Series) -> dict:
+    return {
+        "id": s.pk, "app": s.app.name, "platform": s.platform, "branch": s.branch, "device": s.device,
+        "metric": s.metric.name, "kind": s.metric.kind, "unit": s.metric.unit,
+        "lower_is_better": s.metric.lower_is_better, "last_build_time": s.last_build_time,
+        "points_url": request.build_absolute_uri(f"/api/v1/series/{s.pk}/points"),
+        "url": request.build_absolute_uri(s.get_absolute_url()),
+    }
+
+
+class SeriesFilter(Schema):
+    app: str | None = None
+    platform: str | None = None
+    branch: str | None = None
+    device: str | None = None
+    metric: str | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+@router.get("/series", response={200: SeriesPage, 400: ErrorsOut, 403: ErrorsOut}, url_name="series-list",
+            summary="Series, filtered; `metric` ending in * matches a prefix")
+def series_list(request: HttpRequest, filters: Query[SeriesFilter]):
+    if not 1 <= filters.limit <= MAX_LIMIT or filters.offset < 0:
+        raise HttpError(400, f"limit must be 1..{MAX_LIMIT} and offset >= 0")
+    qs = Series.objects.select_related("app", "metric").order_by("app__name", "platform", "branch", "metric__name", "device", "pk")
+    caller = request.auth
+    if caller.token is not None:
+        if filters.app and filters.app != caller.app.name:
+            raise HttpError(403, f"this token belongs to {caller.app.name!r}")
+        qs = qs.filter(app=caller.app)
+    for field in ("platform", "branch", "device"):
+        value = getattr(filters, field)
+        if value is not None:
+            qs = qs.filter(**{field: value})
+    if filters.app:
+        qs = qs.filter(app__name=filters.app)
+    if filters.metric:
+        if filters.metric.endswith("*"):
+            qs = qs.filter(metric__name__startswith=filters.metric[:-1])
+        else:
+            qs = qs.filter(metric__name=filters.metric)
+    page, next_url = paginate(request, qs, limit=filters.limit, offset=filters.offset)
+    return {"results": [series_payload(request, s) for s in page], "next": next_url}
+
+
+class PointsFilter(Schema):
+    limit: int = 200
+    before: datetime | None = None
+
+
+@router.get("/series/{series_id}/points", response={200: PointsOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
+            url_name="series-points", summary="The latest points of one series, oldest first",
+            exclude_none=True)
+def series_points(request: HttpRequest, series_id: int, filters: Query[PointsFilter]):
+    if not 1 <= filters.limit <= 10_000:
+        raise HttpError(400, "limit must be 1..10000")
+    s = get_object_or_404(Series.objects.select_related("app", "metric"), pk=series_id)
+    _check_app(request, s.app.name)
+    history = recent_points([s.pk], limit=filters.limit, before=filters.before, with_samples=True)
+    points = [
+        {"build": p.build_ext_id, "commit": p.commit, "timestamp": p.build_time, "value": p.value,
+         **({"samples": p.samples} if p.samples is not None else {}),
+         **({"count": p.count, "total": p.total} if p.total is not None else {})}
+        for p in history.get(s.pk, [])
+    ]
+    return {"series": series_payload(request, s), "points": points}

@@ -1,0 +1,67 @@
+"""The format-independent upload model every parser produces."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+KINDS: tuple[str, ...] = ("time", "memory", "size", "rate", "count", "score", "other")
+METRIC_NAME_RE = re.compile(r"^[A-Za-z0-9._/:-]{1,200}$")
+MAX_SAMPLES = 10_000
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with the input, at a JSON path such as ``metrics[3].samples[2]``."""
+
+    path: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "message": self.message}
+
+
+class UploadInvalid(ValueError):
+    """The body cannot be stored; ``errors`` says where and why."""
+
+    def __init__(self, errors: list[FieldError]):
+        self.errors = list(errors)
+        super().__init__("; ".join(f"{e.path}: {e.message}" for e in self.errors[:5]))
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """Build fields a format may or may not carry; missing ones come from query parameters."""
+
+    id: str | None = None
+    commit: str | None = None
+    parent_commit: str | None = None
+    timestamp: str | None = None  # ISO 8601 as given; parsed and checked by the ingest layer
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedMetric:
+    """One measurement of one metric for one build.
+
+    Exactly one of ``value``, ``samples`` or (``count``, ``total``) is set.
+    """
+
+    name: str
+    kind: str
+    unit: str
+    lower_is_better: bool = True
+    value: float | None = None
+    samples: tuple[float, ...] | None = None
+    count: int | None = None
+    total: int | None = None
+
+
+@dataclass(frozen=True)
+class ParsedUpload:
+    app: str | None = None
+    platform: str | None = None
+    branch: str | None = None
+    device: str | None = None
+    build: BuildInfo = field(default_factory=BuildInfo)
+    metrics: tuple[ParsedMetric, ...] = ()

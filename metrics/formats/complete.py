@@ -1,0 +1,176 @@
+"""Merge query parameters into a parsed upload and check what every stored upload needs.
+
+Query parameters (``?app=&platform=&branch=&build=&commit=&timestamp=&device=``, also
+``?version=`` and ``?parent_commit=``) fill the build fields the CI formats lack. **A non-empty query
+parameter overrides the body's value**, for every format including native: the CI job's command line
+is the more specific source (e.g. ``--device`` when the benchmark JSON names a model). Empty
+parameters are ignored.
+
+Then:
+
+* ``app``, ``platform``: required, ``^[A-Za-z0-9._-]{1,100}$``
+* ``branch``: required, ``^[A-Za-z0-9._/+-]{1,200}$``
+* ``build.id``: required, ``^[A-Za-z0-9._:+-]{1,100}$`` (it is a URL segment of
+  ``/api/v1/builds/{app}/{platform}/{build}``)
+* ``device``: optional (``""`` when absent), ``^[A-Za-z0-9._ :+()-]{1,100}$``
+* ``build.commit``, ``build.parent_commit``: optional, ``^[A-Za-z0-9._/-]{1,100}$``
+* ``build.version``: optional, at most 100 characters
+* ``build.timestamp``: optional; ISO 8601 (``2026-12-01T10:00:00Z``, offsets, or naive = UTC), not
+  before 2000-01-01 and not more than one day after ``now``; returned as an aware UTC datetime.
+  ``None`` when absent: the ingest layer keeps the stored build's time or uses the receive time.
+
+All problems are reported together as :class:`UploadInvalid` with paths ``app``, ``platform``,
+``branch``, ``device``, ``build.id``, ``build.commit``, ``build.parent_commit``, ``build.version``,
+``build.timestamp``, ``metrics``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from metrics.formats.base import FieldError, ParsedMetric, ParsedUpload, UploadInvalid
+
+APP_RE = re.compile(r"[A-Za-z0-9._-]{1,100}")
+PLATFORM_RE = APP_RE
+BRANCH_RE = re.compile(r"[A-Za-z0-9._/+-]{1,200}")
+BUILD_ID_RE = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
+DEVICE_RE = re.compile(r"[A-Za-z0-9._ :+()-]{1,100}")
+COMMIT_RE = re.compile(r"[A-Za-z0-9._/-]{1,100}")
+MAX_VERSION = 100
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+MAX_AHEAD = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class CompleteUpload:
+    """An upload with every field the store needs, checked."""
+
+    app: str
+    platform: str
+    branch: str
+    device: str  # "" when absent
+    build_id: str
+    commit: str | None
+    parent_commit: str | None
+    version: str | None
+    timestamp: datetime | None  # aware, UTC
+    metrics: tuple[ParsedMetric, ...]
+
+
+def parse_timestamp(raw: str, now: datetime) -> tuple[datetime | None, str | None]:
+    """(aware UTC datetime, None) or (None, error message)."""
+    text = raw.strip()
+    if text.endswith(("z", "Z")):
+        text = text[:-1] + "+00:00"
+    try:
+        ts = datetime.fromisoformat(text)
+        ts = ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None, "must be an ISO 8601 date-time such as 2026-12-01T10:00:00Z"
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    if ts < EARLIEST:
+        return None, "must not be before 2000-01-01"
+    if ts > now + MAX_AHEAD:
+        return None, "must not be more than one day in the future"
+    return ts, None
+
+
+def _merged(body_value: str | None, params: Mapping[str, str], key: str) -> tuple[str | None, str]:
+    """The value to use and where it came from ("?key=" or "the body")."""
+    p = params.get(key)
+    if isinstance(p, str) and p != "":
+        return p, f"?{key}="
+    return body_value, "the body"
+
+
+def complete(parsed: ParsedUpload, params: Mapping[str, str], *, now: datetime) -> CompleteUpload:
+    """``parsed`` with query parameters merged in (a non-empty parameter wins) and every field checked."""
+    errors: list[FieldError] = []
+
+    def field(path: str, body_value: str | None, key: str, pattern: re.Pattern[str] | None,
+              required: bool, rule: str, max_len: int | None = None) -> str | None:  # fmt: skip
+        value, source = _merged(body_value, params, key)
+        if value is None or value == "":
+            if required:
+                errors.append(FieldError(path, f"is required: give it in the body or as ?{key}="))
+            return None
+        if not isinstance(value, str):
+            errors.append(FieldError(path, "must be a string"))
+            return None
+        if pattern is not None and pattern.fullmatch(value) is None:
+            errors.append(FieldError(path, f"{rule} (got {value[:120]!r} from {source})"))
+            return None
+        if max_len is not None and len(value) > max_len:
+            errors.append(FieldError(path, f"{rule} (from {source})"))
+            return None
+        return value
+
+    app = field("app", parsed.app, "app", APP_RE, True, "must be 1-100 characters from A-Z a-z 0-9 . _ -")
+    platform = field(
+        "platform",
+        parsed.platform,
+        "platform",
+        PLATFORM_RE,
+        True,
+        "must be 1-100 characters from A-Z a-z 0-9 . _ -",
+    )
+    branch = field(
+        "branch",
+        parsed.branch,
+        "branch",
+        BRANCH_RE,
+        True,
+        "must be 1-200 characters from A-Z a-z 0-9 . _ / + -",
+    )
+    device = field(
+        "device",
+        parsed.device,
+        "device",
+        DEVICE_RE,
+        False,
+        "must be 1-100 characters from A-Z a-z 0-9 . _ space : + ( ) -",
+    )
+    b = parsed.build
+    build_id = field(
+        "build.id", b.id, "build", BUILD_ID_RE, True, "must be 1-100 characters from A-Z a-z 0-9 . _ : + -"
+    )
+    commit_rule = "must be 1-100 characters from A-Z a-z 0-9 . _ / -"
+    commit = field("build.commit", b.commit, "commit", COMMIT_RE, False, commit_rule)
+    parent_commit = field(
+        "build.parent_commit", b.parent_commit, "parent_commit", COMMIT_RE, False, commit_rule
+    )
+    version = field(
+        "build.version", b.version, "version", None, False, f"at most {MAX_VERSION} characters", MAX_VERSION
+    )
+
+    timestamp: datetime | None = None
+    raw_ts, source = _merged(b.timestamp, params, "timestamp")
+    if isinstance(raw_ts, str) and raw_ts != "":
+        timestamp, problem = parse_timestamp(raw_ts, now)
+        if problem:
+            errors.append(FieldError("build.timestamp", f"{problem} (got {raw_ts[:60]!r} from {source})"))
+    elif raw_ts is not None and not isinstance(raw_ts, str):
+        errors.append(FieldError("build.timestamp", "must be a string"))
+
+    if not parsed.metrics:
+        errors.append(FieldError("metrics", "must hold at least one metric"))
+
+    if errors:
+        raise UploadInvalid(errors)
+    assert app and platform and branch and build_id
+    return CompleteUpload(
+        app=app,
+        platform=platform,
+        branch=branch,
+        device=device or "",
+        build_id=build_id,
+        commit=commit,
+        parent_commit=parent_commit,
+        version=version,
+        timestamp=timestamp,
+        metrics=tuple(parsed.metrics),
+    )

@@ -1,0 +1,103 @@
+"""Recent history of many series in one query: the read behind detection and graphs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
+from metrics.models import Build, Measurement, unpack_samples
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    series_id: int
+    build_id: int
+    build_ext_id: str
+    commit: str
+    build_time: datetime
+    value: float
+    samples: list[float] | None
+    count: int | None
+    total: int | None
+
+
+def recent_points(
+    series_ids: list[int],
+    *,
+    limit: int,
+    before: datetime | None = None,
+    until: datetime | None = None,
+    with_samples: bool = True,
+) -> dict[int, list[HistoryPoint]]:
+    """The last `limit` points of each series, oldest first, ordered by (build time, build pk).
+
+    `before` keeps points strictly earlier than a time, `until` points at or before it. PostgreSQL
+    walks the (series, build_time) index once per series with a LATERAL join; other databases use a
+    ROW_NUMBER() window. Either way it is one query for any number of series.
+    """
+    if not series_ids:
+        return {}
+    if connection.vendor == "postgresql":
+        rows = _lateral(series_ids, limit, before, until, with_samples)
+    else:
+        rows = _window(series_ids, limit, before, until, with_samples)
+    out: dict[int, list[HistoryPoint]] = defaultdict(list)
+    for r in rows:
+        out[r.series_id].append(r)
+    for points in out.values():
+        points.sort(key=lambda p: (p.build_time, p.build_id))
+    return dict(out)
+
+
+def _lateral(ids, limit, before, until, with_samples) -> list[HistoryPoint]:
+    m, b = Measurement._meta.db_table, Build._meta.db_table
+    cond, params = "", []
+    if before is not None:
+        cond += " AND x.build_time < %s"
+        params.append(before)
+    if until is not None:
+        cond += " AND x.build_time <= %s"
+        params.append(until)
+    samples = "x.samples" if with_samples else "NULL"
+    sql = f"""
+        SELECT x.series_id, x.build_id, bb.ext_id, bb.commit, x.build_time, x.value, {samples}, x.count, x.total
+        FROM unnest(%s::bigint[]) AS s(id)
+        CROSS JOIN LATERAL (
+            SELECT * FROM {m} x WHERE x.series_id = s.id {cond}
+            ORDER BY x.build_time DESC, x.build_id DESC LIMIT %s
+        ) x
+        JOIN {b} bb ON bb.id = x.build_id
+    """
+    with connection.cursor() as cur:
+        cur.execute(sql, [list(ids), *params, limit])
+        return [
+            HistoryPoint(r[0], r[1], r[2], r[3], r[4], r[5], unpack_samples(r[6]) if r[6] is not None else None, r[7], r[8])
+            for r in cur.fetchall()
+        ]
+
+
+def _window(ids, limit, before, until, with_samples) -> list[HistoryPoint]:
+    qs = Measurement.objects.filter(series_id__in=ids)
+    if before is not None:
+        qs = qs.filter(build_time__lt=before)
+    if until is not None:
+        qs = qs.filter(build_time__lte=until)
+    qs = qs.annotate(
+        rn=Window(RowNumber(), partition_by=[F("series_id")], order_by=[F("build_time").desc(), F("build_id").desc()])
+    ).filter(rn__lte=limit)
+    fields = ["series_id", "build_id", "build__ext_id", "build__commit", "build_time", "value", "count", "total"]
+    if with_samples:
+        fields.append("samples")
+    return [
+        HistoryPoint(
+            r["series_id"], r["build_id"], r["build__ext_id"], r["build__commit"], r["build_time"], r["value"],
+            unpack_samples(r["samples"]) if with_samples and r["samples"] is not None else None,
+            r["count"], r["total"],
+        )
+        for r in qs.values(*fields)
+    ]

@@ -1,0 +1,58 @@
+"""The versioned JSON API: routers from each app, composed here (the composition root)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from metrics import api_read, api_upload
+from metrics.auth import Caller, caller_from_request
+
+
+class SessionOrToken:
+    """Accept a browser session or an app's Bearer token; `request.auth` becomes a Caller."""
+
+    openapi_type = "http"
+    openapi_scheme = "bearer"
+
+    def __call__(self, request: HttpRequest) -> Caller | None:
+        return caller_from_request(request)
+
+
+api = NinjaAPI(
+    title="perfplatform",
+    version="1",
+    description="Mobile performance metrics: uploads from CI, builds, series and alerts.",
+    urls_namespace="api",
+    openapi_url="/schema",
+    docs_url="/docs",
+    auth=SessionOrToken(),
+)
+api.add_router("", api_upload.router)
+api.add_router("", api_read.router)
+
+
+def _errors(api_: NinjaAPI, request: HttpRequest, status: int, errors: list[dict[str, str]]) -> HttpResponse:
+    return api_.create_response(request, {"errors": errors}, status=status)
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    errors = []
+    for err in exc.errors:
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("filters",)]
+        errors.append({"path": ".".join(loc), "message": err.get("msg", "invalid")})
+    return _errors(api, request, 400, errors)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    response = _errors(api, request, 401, [{"path": "Authorization", "message": "sign in or send 'Authorization: Bearer <token>'"}])
+    response["WWW-Authenticate"] = 'Bearer realm="perfplatform"'
+    return response
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    return _errors(api, request, exc.status_code, [{"path": "", "message": str(exc)}])

@@ -1,0 +1,16 @@
+"""The Celery application: `celery -A perfplatform worker|beat` finds `app` here."""
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfplatform.settings")
+
+app = Celery("perfplatform")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+# Consume every queue named in CELERY_TASK_ROUTES (settings), so a worker started without -Q serves all.
+app.conf.task_queues = tuple(
+    Queue(name) for name in sorted({route["queue"] for route in app.conf.task_routes.values()})
+)
+app.autodiscover_tasks()

@@ -1,0 +1,192 @@
+"""Django settings, read from the environment (see CONTRACT section 1 and README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from perfplatform.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("PERF_VAR_DIR", str(BASE_DIR / "var")))
+(VAR_DIR / "static").mkdir(parents=True, exist_ok=True)
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG and env_bool("PERF_REQUIRE_SECRET_KEY", False):
+        raise ImproperlyConfigured("SECRET_KEY must be set")
+    # Only for local runs: production sets SECRET_KEY (docker-compose.yml does).
+    SECRET_KEY = "insecure-local-only-" + str(BASE_DIR)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+PERF_BASE_URL = env_str("PERF_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "perfplatform.apps.PerfplatformConfig",
+    "metrics.apps.MetricsConfig",
+    "alerts.apps.AlertsConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "perfplatform.middleware.DatabaseUnavailableMiddleware",
+]
+
+ROOT_URLCONF = "perfplatform.urls"
+WSGI_APPLICATION = "perfplatform.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+# --- Database -------------------------------------------------------------------------------------
+_DEFAULT_SQLITE = VAR_DIR / "perfplatform.sqlite3"
+DATABASE_URL = env_str("DATABASE_URL", "")
+if DATABASE_URL:
+    try:
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+else:
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(_DEFAULT_SQLITE)}}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets readers (dashboards) run while an upload writes; IMMEDIATE avoids upgrade deadlocks.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 30,
+        }
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis, cache, Celery -------------------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Every queue the platform uses is named here and only here; `celery -A perfplatform worker` without
+# -Q consumes all of them because CELERY_TASK_QUEUES is derived from this table.
+CELERY_TASK_ROUTES = {
+    "alerts.tasks.analyse_build": {"queue": "analysis"},
+    "alerts.tasks.sweep_pending_analysis": {"queue": "maintenance"},
+    "alerts.tasks.deliver_notification": {"queue": "notifications"},
+}
+CELERY_TASK_DEFAULT_QUEUE = "maintenance"
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL  # no broker: run tasks in-process (make demo)
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_TIME_LIMIT = env_int("PERF_TASK_TIME_LIMIT", 300, minimum=1)
+CELERY_TASK_SOFT_TIME_LIMIT = max(1, CELERY_TASK_TIME_LIMIT - 30)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Fail fast when publishing while Redis is down: the outbox sweep re-queues the work later.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("PERF_VISIBILITY_TIMEOUT", 900, minimum=10),
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+    "max_retries": 1,
+}
+CELERY_TASK_PUBLISH_RETRY = False
+PERF_SWEEP_INTERVAL_SECONDS = env_int("PERF_SWEEP_INTERVAL_SECONDS", 60, minimum=1)
+PERF_SWEEP_MIN_AGE_SECONDS = env_int("PERF_SWEEP_MIN_AGE_SECONDS", 30, minimum=0)
+CELERY_BEAT_SCHEDULE = {
+    "sweep-pending-analysis": {
+        "task": "alerts.tasks.sweep_pending_analysis",
+        "schedule": float(PERF_SWEEP_INTERVAL_SECONDS),
+    }
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# --- Uploads and detection ------------------------------------------------------------------------
+PERF_MAX_UPLOAD_BYTES = env_int("PERF_MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = PERF_MAX_UPLOAD_BYTES
+PERF_HISTORY_WINDOW = env_int("PERF_HISTORY_WINDOW", 200, minimum=20)
+# Expected false alarms per 1000 builds of one series; the detector calibrates its thresholds to it.
+PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS = env_float("PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS", 0.1, minimum=0.0)
+
+# --- Email ------------------------------------------------------------------------------------------
+_EMAIL_URL = env_str("EMAIL_URL", "")
+if _EMAIL_URL:
+    _u = urlparse(_EMAIL_URL)
+    _q = parse_qs(_u.query)
+    if _u.scheme in ("smtp", "smtps", "submission"):
+        EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        EMAIL_HOST = _u.hostname or "localhost"
+        EMAIL_PORT = _u.port or {"smtp": 25, "smtps": 465, "submission": 587}[_u.scheme]
+        EMAIL_HOST_USER = unquote(_u.username or "")
+        EMAIL_HOST_PASSWORD = unquote(_u.password or "")
+        EMAIL_USE_SSL = _u.scheme == "smtps"
+        EMAIL_USE_TLS = _u.scheme == "submission" or _q.get("tls", ["0"])[0] in ("1", "true")
+    elif _u.scheme == "console":
+        EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    else:
+        raise ImproperlyConfigured(f"EMAIL_URL scheme must be smtp, smtps, submission or console: {_EMAIL_URL!r}")
+else:
+    EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+    EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+    EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+    EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+    EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "perfplatform@localhost")
+EMAIL_TIMEOUT = 10
+
+# --- Static files, i18n, auth -----------------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,48 @@
+"""Shared fixtures. Integration tests (marker `integration`) need DATABASE_URL and REDIS_URL."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+INTEGRATION_ENV = ("DATABASE_URL", "REDIS_URL")
+
+
+def pytest_collection_modifyitems(config, items):
+    missing = [name for name in INTEGRATION_ENV if not os.environ.get(name)]
+    if not missing:
+        return
+    skip = pytest.mark.skip(
+        reason=f"integration test: set {' and '.join(missing)} (PostgreSQL and Redis URLs) to run it; .ci/run does"
+    )
+    for item in items:
+        if "integration" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def app_token(db):
+    """An app with an upload token: (App, raw token)."""
+    from metrics.models import App, UploadToken
+
+    app = App.objects.create(name="com.example.shop")
+    _, raw = UploadToken.issue(app)
+    return app, raw
+
+
+@pytest.fixture
+def upload(client, app_token):
+    """POST a JSON body to the upload API with the app's token."""
+    import json as _json
+
+    _, raw = app_token
+
+    def _post(body, *, query: str = "", token: str | None = None, content_type: str = "application/json"):
+        data = body if isinstance(body, bytes | str) else _json.dumps(body)
+        headers = {"HTTP_AUTHORIZATION": f"Bearer {token or raw}"}
+        return client.post("/api/v1/uploads" + query, data=data, content_type=content_type, **headers)
+
+    return _post

@@ -1,0 +1,105 @@
+"""A real server process for end-to-end tests: its own database, gunicorn on a free port.
+
+With DATABASE_URL pointing at PostgreSQL, a fresh database is created beside it (and dropped
+afterwards); otherwise a temporary SQLite file is used. The process reads only the environment,
+exactly as README tells a user to start it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except Exception as exc:  # noqa: BLE001 - any failure means "not up yet"
+            last = exc
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} did not come up: {last}")
+
+
+class LiveEnv:
+    """An isolated database (and optional Redis URL) plus helpers to run the project's commands."""
+
+    def __init__(self, tmp: Path, *, redis_url: str | None = None):
+        self.tmp = tmp
+        self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        self.env["PERF_VAR_DIR"] = str(tmp / "var")
+        self.env["PYTHONPATH"] = str(ROOT)
+        self._pg_admin: str | None = None
+        self._pg_name: str | None = None
+        base = os.environ.get("DATABASE_URL", "")
+        if base.startswith(("postgres://", "postgresql://")):
+            import psycopg
+
+            self._pg_name = f"perf_live_{uuid.uuid4().hex[:10]}"
+            self._pg_admin = base.rsplit("/", 1)[0] + "/postgres"
+            with psycopg.connect(self._pg_admin, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{self._pg_name}"')
+            self.env["DATABASE_URL"] = base.rsplit("/", 1)[0] + "/" + self._pg_name
+        else:
+            self.env["DATABASE_URL"] = f"sqlite:///{tmp / 'live.sqlite3'}"
+        if redis_url:
+            self.env["REDIS_URL"] = redis_url
+        self.procs: list[subprocess.Popen] = []
+        self.manage("migrate", "-v0")
+
+    def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args], env=self.env, cwd=ROOT,
+            capture_output=True, text=True, check=check, timeout=300,
+        )
+
+    def token(self, app: str) -> str:
+        return self.manage("create_upload_token", app).stdout.strip().splitlines()[-1]
+
+    def start(self, *argv: str, log: str) -> subprocess.Popen:
+        out = open(self.tmp / log, "wb")  # noqa: SIM115 - closed with the process
+        proc = subprocess.Popen(argv, env=self.env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        self.procs.append(proc)
+        return proc
+
+    def start_web(self) -> str:
+        port = free_port()
+        self.start(str(VENV_BIN / "gunicorn"), "perfplatform.wsgi", "--bind", f"127.0.0.1:{port}",
+                   "--workers", "2", "--timeout", "60", log="gunicorn.log")
+        url = f"http://127.0.0.1:{port}"
+        wait_http(url + "/healthz")
+        return url
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self._pg_name:
+            import psycopg
+
+            with psycopg.connect(self._pg_admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{self._pg_name}" WITH (FORCE)')

@@ -1,0 +1,74 @@
+"""GET /api/v1/series and /api/v1/series/{id}/points."""
+
+from __future__ import annotations
+
+import pytest
+
+from metrics.models import App, Series, UploadToken
+from tests.factories import native_body
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def auth(app_token):
+    return {"HTTP_AUTHORIZATION": f"Bearer {app_token[1]}"}
+
+
+def test_it_lists_series_with_filters(client, upload, auth):
+    upload(native_body(1))
+    upload(native_body(2, platform="ios", device=None))
+    r = client.get("/api/v1/series?app=com.example.shop&platform=android", **auth)
+    assert r.status_code == 200
+    doc = r.json()
+    assert {s["metric"] for s in doc["results"]} == {"startup.cold.ttid", "size.apk.download", "crash.rate"}
+    assert {s["platform"] for s in doc["results"]} == {"android"}
+    assert doc["next"] is None
+    r = client.get("/api/v1/series?metric=startup.*", **auth)
+    assert [s["metric"] for s in r.json()["results"]] == ["startup.cold.ttid", "startup.cold.ttid"]
+
+
+def test_it_paginates_with_a_next_link(client, upload, auth):
+    upload(native_body(1))
+    upload(native_body(2, platform="ios"))
+    seen = []
+    url = "/api/v1/series?limit=4"
+    while url:
+        doc = client.get(url, **auth).json()
+        seen += [s["id"] for s in doc["results"]]
+        url = doc["next"]
+    assert sorted(seen) == sorted(Series.objects.values_list("pk", flat=True))
+    assert len(seen) == 6
+
+
+def test_it_rejects_a_bad_limit_with_a_path(client, auth):
+    r = client.get("/api/v1/series?limit=abc", **auth)
+    assert r.status_code == 400
+    assert "limit" in r.json()["errors"][0]["path"]
+
+
+def test_it_scopes_a_tokens_series_to_its_app(client, upload):
+    upload(native_body(1))
+    _, other = UploadToken.issue(App.objects.create(name="com.example.other"))
+    r = client.get("/api/v1/series", HTTP_AUTHORIZATION=f"Bearer {other}")
+    assert r.json()["results"] == []
+    assert client.get("/api/v1/series?app=com.example.shop", HTTP_AUTHORIZATION=f"Bearer {other}").status_code == 403
+
+
+def test_it_returns_points_oldest_first_with_raw_values(client, upload, auth):
+    for b in (3, 1, 2):  # out of order on purpose
+        body = native_body(b)
+        body["metrics"][0]["samples"] = [100.0 + b, 200.0 + b]
+        upload(body)
+    sid = Series.objects.get(metric__name="startup.cold.ttid").pk
+    doc = client.get(f"/api/v1/series/{sid}/points", **auth).json()
+    assert [p["build"] for p in doc["points"]] == ["1", "2", "3"]
+    assert doc["points"][0]["samples"] == [101.0, 201.0]
+    assert doc["points"][0]["value"] == 151.0
+    assert doc["series"]["metric"] == "startup.cold.ttid"
+    last_two = client.get(f"/api/v1/series/{sid}/points?limit=2", **auth).json()
+    assert [p["build"] for p in last_two["points"]] == ["2", "3"]
+
+
+def test_it_answers_404_for_unknown_series(client, auth):
+    assert client.get("/api/v1/series/999999/points", **auth).status_code == 404
