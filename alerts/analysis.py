@@ -1,16 +1,151 @@
-"""Per-build analysis: load the history of every series the build touched, detect, save.
+"""Per-build analysis: the history of every series a build touched, the online detector, the alerts.
 
-Until the detection pipeline lands (issue 4) the build stays visibly pending: nothing here pretends
-to have analysed it.
+One transaction per build. The touched series rows are locked first (in primary-key order), so two
+workers analysing builds of the same series take turns and never interleave their decisions. The
+detector is resumed from the stored window and the stored alerts, then stepped through the new
+build; if the build arrived out of order (older than builds already analysed) every later build of
+the series is stepped again, and alerts those builds had raised that the replay does not raise
+again are withdrawn.
 """
 
 from __future__ import annotations
 
-from metrics.models import Build
+import logging
+from collections import defaultdict
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from alerts import lifecycle
+from alerts.detection import DEFAULT, DetectorConfig, OnlineDetector, Point
+from alerts.models import Alert, MetricOverride
+from alerts.ownership import Owners, metric_overrides
+from metrics.history import HistoryPoint, recent_points
+from metrics.models import Build, Measurement, Series
+
+log = logging.getLogger(__name__)
+
+# Builds after an out-of-order upload that are stepped again; older uploads only refresh the window.
+REPLAY_MAX = 32
+
+
+def base_config() -> DetectorConfig:
+    return DEFAULT.with_overrides(
+        target_false_alarms_per_1000_builds=settings.PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS or None
+    )
+
+
+def to_point(p: HistoryPoint, kind: str) -> Point:
+    if kind == "rate" and p.total is not None:
+        return Point(value=p.value, count=p.count, total=p.total)
+    if p.samples:
+        return Point(value=p.value, samples=np.asarray(p.samples, dtype=float))
+    return Point(value=p.value)
 
 
 def analyse_build(build_pk: int) -> str:
-    build = Build.objects.filter(pk=build_pk).only("analysis").first()
+    """Analyse one build; returns the build's analysis state. Safe to run again (idempotent)."""
+    try:
+        with transaction.atomic():
+            state = _analyse(build_pk)
+    except Exception as exc:
+        from django.db import InterfaceError, OperationalError
+
+        if isinstance(exc, OperationalError | InterfaceError):
+            raise  # transient: the task retries with backoff
+        log.exception("analysis of build %s failed", build_pk)
+        Build.objects.filter(pk=build_pk).update(
+            analysis=Build.Analysis.FAILED, analysis_error=f"{type(exc).__name__}: {exc}"[:2000],
+            analysis_finished=timezone.now(),
+        )
+        return Build.Analysis.FAILED
+    return state
+
+
+def _analyse(build_pk: int) -> str:
+    build = Build.objects.select_for_update().select_related("app").filter(pk=build_pk).first()
     if build is None:
         return "missing"
-    return build.analysis
+    series_ids = list(Measurement.objects.filter(build=build).values_list("series_id", flat=True))
+    series = list(
+        Series.objects.select_for_update(of=("self",)).filter(pk__in=series_ids).select_related("metric").order_by("pk")
+    )
+    config = base_config()
+    # Enough history for the detector's window before the build, plus builds to replay after it.
+    history = recent_points([s.pk for s in series], limit=config.window + REPLAY_MAX, with_samples=True)
+    window_builds = {p.build_id for pts in history.values() for p in pts}
+    stored: dict[int, list[Alert]] = defaultdict(list)
+    for a in Alert.objects.filter(series_id__in=series_ids, build_id__in=window_builds):
+        stored[a.series_id].append(a)
+    owners = Owners()
+    overrides = list(MetricOverride.objects.order_by("position"))
+    touched_groups: set[int] = set()
+    for s in series:
+        pts = history.get(s.pk, [])
+        metric = s.metric
+        cfg = config.with_overrides(**metric_overrides(build.app.name, s.platform, metric.name, overrides))
+        ctx = lifecycle.SeriesContext(s, pts, owners.team_id(build.app.name, s.platform, metric.name))
+        pos = next((i for i, p in enumerate(pts) if p.build_id == build.pk), None)
+        if pos is not None:
+            touched_groups |= replay_series(ctx, stored[s.pk], pos, metric.kind, metric.lower_is_better, cfg)
+    lifecycle.mark_recoveries(series_ids)
+    lifecycle.refresh_groups(sorted(touched_groups))
+    build.analysis = Build.Analysis.DONE
+    build.analysis_finished = timezone.now()
+    build.analysis_attempts += 1
+    build.analysis_error = ""
+    build.save(update_fields=["analysis", "analysis_finished", "analysis_attempts", "analysis_error", "updated"])
+    transaction.on_commit(lambda: _after_commit(build.pk))
+    return Build.Analysis.DONE
+
+
+def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, kind: str, lower_is_better: bool,
+                  cfg: DetectorConfig) -> set[int]:
+    """Resume the detector before window index `pos` and step it through the rest of the window.
+
+    Returns the ids of the alert groups it touched.
+    """
+    pts = ctx.points
+    index_of = {p.build_id: i for i, p in enumerate(pts)}
+    decided_before = [a for a in alerts if index_of.get(a.detected_build_id, -1) < pos]
+    replayed = [a for a in alerts if index_of.get(a.detected_build_id, -1) >= pos]
+    prior = [cp for a in decided_before if (cp := lifecycle.as_change_point(a, index_of)) is not None]
+    points = [to_point(p, kind) for p in pts]
+    det = OnlineDetector.resume(points[:pos], prior, start_index=0, kind=kind, lower_is_better=lower_is_better,
+                                config=cfg)
+    open_alert = None
+    if det.open is not None:
+        open_alert = next((a for a in decided_before if index_of.get(a.build_id) == det.open.index
+                           and a.detection == Alert.Detection.OPEN), None)
+    groups: set[int] = set()
+    kept: set[int] = set()
+    for i in range(pos, len(points)):
+        for event in det.step(points[i]):
+            cp = event.change_point
+            if event.type == "raised":
+                replay_hit = next((a for a in replayed if a.build_id == ctx.build_at(cp.index)), None)
+                alert = lifecycle.save_change_point(cp, ctx, detected_build_id=pts[event.at].build_id,
+                                                    existing=replay_hit)
+                open_alert = alert
+            else:
+                alert = lifecycle.save_change_point(cp, ctx, detected_build_id=pts[event.at].build_id,
+                                                    existing=open_alert)
+                open_alert = None if event.type in ("confirmed", "withdrawn") else alert
+            kept.add(alert.pk)
+            groups.add(alert.group_id)
+    for a in replayed:
+        if a.pk not in kept and a.detection != Alert.Detection.WITHDRAWN:
+            Alert.objects.filter(pk=a.pk).update(detection=Alert.Detection.WITHDRAWN)
+            groups.add(a.group_id)
+    return groups
+
+
+def _after_commit(build_pk: int) -> None:
+    from alerts import notifications
+
+    try:
+        notifications.notify_due_groups(build_pk)
+    except Exception:
+        log.exception("could not queue notifications after build %s; the sweep will", build_pk)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
-
 from django.conf import settings
 from django.db import models
 
@@ -50,13 +48,6 @@ class OwnerRule(models.Model):
     class Meta:
         ordering = ["position"]
 
-    def matches(self, app: str, platform: str, metric: str) -> bool:
-        return (
-            fnmatch.fnmatchcase(app, self.app)
-            and fnmatch.fnmatchcase(platform, self.platform)
-            and fnmatch.fnmatchcase(metric, self.metric)
-        )
-
 
 class MetricOverride(models.Model):
     """Per-metric detection settings from config; later rules win, as with owners."""
@@ -71,3 +62,121 @@ class MetricOverride(models.Model):
 
     class Meta:
         ordering = ["position"]
+
+
+class AlertGroup(models.Model):
+    """The alerts one culprit build caused, for one owning team (Perfherder's alert summary).
+
+    Its status is derived from its alerts' triage states (`derive_status`), never set by hand.
+    """
+
+    class Status(models.TextChoices):
+        UNTRIAGED = "untriaged"
+        INVESTIGATING = "investigating"  # some alerts triaged, some not
+        RESOLVED = "resolved"  # every alert triaged to a final state
+        WITHDRAWN = "withdrawn"  # every alert was withdrawn by the detector
+
+    build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="alert_groups")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_groups")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.UNTRIAGED)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+    notified = models.DateTimeField(null=True, blank=True, help_text="When the team's channels were sent it.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["build", "team"], name="alert_group_unique_per_team")]
+        indexes = [models.Index(fields=["team", "status", "created"], name="alert_group_team_status")]
+
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse
+
+        return reverse("alert-group-page", args=[self.pk])
+
+
+class Alert(models.Model):
+    """One sustained change of one series, with its culprit build and everything needed to triage it."""
+
+    class Direction(models.TextChoices):
+        REGRESSION = "regression"
+        IMPROVEMENT = "improvement"
+
+    class Detection(models.TextChoices):
+        OPEN = "open"  # raised, waiting for more builds to confirm it
+        CONFIRMED = "confirmed"
+        WITHDRAWN = "withdrawn"  # the data no longer supports it (someone may have been notified)
+
+    class Status(models.TextChoices):
+        UNTRIAGED = "untriaged"
+        ACKNOWLEDGED = "acknowledged"
+        INVALID = "invalid"
+        WONTFIX = "wontfix"
+        FIXED = "fixed"
+        BACKED_OUT = "backedout"
+        REASSIGNED = "reassigned"
+
+    FINAL = {"invalid", "wontfix", "fixed", "backedout", "reassigned"}
+
+    series = models.ForeignKey("metrics.Series", on_delete=models.CASCADE, related_name="alerts")
+    build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="alerts")
+    previous_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
+    first_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
+    last_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
+    detected_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
+    group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="alerts")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alerts")
+    direction = models.CharField(max_length=12, choices=Direction.choices)
+    rel_change = models.FloatField()
+    abs_change = models.FloatField()
+    before = models.FloatField()
+    after = models.FloatField()
+    before_ci_low = models.FloatField(null=True)
+    before_ci_high = models.FloatField(null=True)
+    after_ci_low = models.FloatField(null=True)
+    after_ci_high = models.FloatField(null=True)
+    p_value = models.FloatField(null=True)
+    test = models.CharField(max_length=100)
+    sensitivity = models.FloatField(null=True, help_text="Smallest relative shift detectable within 10 builds.")
+    detection = models.CharField(max_length=10, choices=Detection.choices, default=Detection.OPEN)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.UNTRIAGED)
+    recovered = models.BooleanField(default=False, help_text="The series went back to its old level.")
+    note = models.TextField(blank=True)
+    reassigned_to = models.ForeignKey(AlertGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["series", "build"], name="alert_unique_per_series_build")]
+        indexes = [
+            models.Index(fields=["team", "status", "created"], name="alert_team_status"),
+            models.Index(fields=["series", "detection"], name="alert_series_detection"),
+        ]
+
+
+class Delivery(models.Model):
+    """One notification of one alert group to one channel, with every attempt's outcome."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SENT = "sent"
+        FAILED = "failed"  # permanent error, or retries exhausted
+
+    group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="deliveries")
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="deliveries")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    last_attempt = models.DateTimeField(null=True, blank=True)
+    sent = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["group", "channel"], name="delivery_unique_per_channel")]
+
+
+class DeliveryAttempt(models.Model):
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
+    at = models.DateTimeField(auto_now_add=True)
+    ok = models.BooleanField()
+    status_code = models.PositiveIntegerField(null=True)
+    error = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from alerts import analysis, dispatch
+from alerts import analysis, dispatch, notifications
+from alerts.notify import service
 
 
 @shared_task(
@@ -22,4 +23,13 @@ def analyse_build(build_pk: int) -> str:
 
 @shared_task(acks_late=True, ignore_result=True)
 def sweep_pending_analysis() -> int:
-    return dispatch.sweep()
+    """Periodic (beat): builds whose analysis hand-off was lost, groups left unsent."""
+    return dispatch.sweep() + notifications.notify_stale_groups()
+
+
+@shared_task(bind=True, acks_late=True, max_retries=len(service.RETRY_DELAYS))
+def deliver_notification(self, delivery_id: int) -> bool:
+    outcome = service.attempt_delivery(delivery_id, final=self.request.retries >= len(service.RETRY_DELAYS))
+    if outcome.retry:
+        raise self.retry(countdown=service.retry_delay(self.request.retries, outcome.retry_after))
+    return outcome.done

@@ -6,8 +6,10 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
+from alerts import api as alerts_api
 from metrics import api_read, api_upload
 from metrics.auth import Caller, caller_from_request
+from metrics.errors import ApiError
 
 
 class SessionOrToken:
@@ -31,6 +33,7 @@ api = NinjaAPI(
 )
 api.add_router("", api_upload.router)
 api.add_router("", api_read.router)
+api.add_router("", alerts_api.router)
 
 
 def _errors(api_: NinjaAPI, request: HttpRequest, status: int, errors: list[dict[str, str]]) -> HttpResponse:
@@ -56,3 +59,8 @@ def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResp
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return _errors(api, request, exc.status_code, [{"path": "", "message": str(exc)}])
+
+
+@api.exception_handler(ApiError)
+def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
+    return _errors(api, request, exc.status, [{"path": exc.path, "message": exc.message}])

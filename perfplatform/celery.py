@@ -3,14 +3,17 @@
 import os
 
 from celery import Celery
-from kombu import Queue
+from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfplatform.settings")
 
 app = Celery("perfplatform")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Consume every queue named in CELERY_TASK_ROUTES (settings), so a worker started without -Q serves all.
+# Each queue gets its own direct exchange and routing key; a bare Queue(name) would bind every queue
+# to the default exchange and key, and a task would be delivered to all of them.
 app.conf.task_queues = tuple(
-    Queue(name) for name in sorted({route["queue"] for route in app.conf.task_routes.values()})
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in sorted({route["queue"] for route in app.conf.task_routes.values()})
 )
 app.autodiscover_tasks()

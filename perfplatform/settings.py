@@ -137,6 +137,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = PERF_MAX_UPLOAD_BYTES
 PERF_HISTORY_WINDOW = env_int("PERF_HISTORY_WINDOW", 200, minimum=20)
 # Expected false alarms per 1000 builds of one series; the detector calibrates its thresholds to it.
 PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS = env_float("PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS", 0.1, minimum=0.0)
+PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
+# A new alert group is notified once this many later builds were analysed (so alerts that need
+# confirmation join it first), or after PERF_NOTIFY_MAX_DELAY_SECONDS, whichever comes first.
+PERF_NOTIFY_SETTLE_BUILDS = env_int("PERF_NOTIFY_SETTLE_BUILDS", 4, minimum=0)
+PERF_NOTIFY_MAX_DELAY_SECONDS = env_int("PERF_NOTIFY_MAX_DELAY_SECONDS", 1800, minimum=0)
 
 # --- Email ------------------------------------------------------------------------------------------
 _EMAIL_URL = env_str("EMAIL_URL", "")

@@ -23,6 +23,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _tasks_in_process(request):
+    """Unit tests run Celery tasks in-process whatever REDIS_URL says; integration tests use the broker."""
+    if "integration" in request.keywords:
+        yield
+        return
+    from perfplatform.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
 @pytest.fixture
 def app_token(db):
     """An app with an upload token: (App, raw token)."""

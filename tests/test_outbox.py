@@ -60,3 +60,17 @@ def test_it_leaves_finished_builds_alone(upload, monkeypatch):
 
 def test_it_registers_exactly_one_analysis_hook():
     assert hooks._handler is dispatch.queue_analysis
+
+
+def test_it_routes_each_task_to_exactly_one_queue():
+    """Each queue has its own exchange and routing key, so a routed task lands in one queue only."""
+    from django.conf import settings
+
+    from perfplatform.celery import app
+
+    queues = {q.name: q for q in app.conf.task_queues}
+    assert set(queues) == {r["queue"] for r in settings.CELERY_TASK_ROUTES.values()}
+    keys = [(q.exchange.name, q.routing_key) for q in queues.values()]
+    assert len(set(keys)) == len(keys)
+    for task, route in settings.CELERY_TASK_ROUTES.items():
+        assert app.amqp.router.route({}, task)["queue"].name == route["queue"]

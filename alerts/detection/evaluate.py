@@ -8,12 +8,13 @@ lets the stateless worker replay a window (see :meth:`OnlineDetector.resume`).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .model import LOG_KINDS, ChangePoint, DetectorConfig, Point
+from .model import LOG_KINDS, SAMPLED_KINDS, ChangePoint, DetectorConfig, Point
 from .scan import best_split, plausible_range, rate_split_scores, split_scores
 from .statistics import (
     Noise,
@@ -22,10 +23,12 @@ from .statistics import (
     estimate_noise,
     estimate_rate_noise,
     estimate_step_noise,
+    fast_median,
     p_value,
     rate_shift_test,
     shift_test,
     step_test,
+    trimmed_mean_variance_factor,
 )
 
 Z95 = 1.959963984540054
@@ -33,6 +36,9 @@ Z95 = 1.959963984540054
 Z_WITHDRAW = 1.6448536269514722
 #: Tolerance, in creep standard deviations, on the min_change of deterministic metrics.
 STEP_TOLERANCE = 3.0
+#: Builds that must arrive after an alert before it can be confirmed (time to refine its culprit); a late
+#: alert (detected long after its culprit) waits half its delay.
+CONFIRM_HOLD = 3
 #: Builds a size alert must hold before it is confirmed.
 STEP_CONFIRM = 3
 
@@ -51,6 +57,7 @@ class Series:
     index0: int
     mode: str
     log: bool
+    within: np.ndarray | None = None
 
     @property
     def end(self) -> int:
@@ -62,7 +69,7 @@ class Series:
 
 
 def build_series(values: Sequence[float], counts: Sequence[float] | None, totals: Sequence[float] | None,
-                 index0: int, kind: str) -> Series:
+                 index0: int, kind: str, within: Sequence[float] | None = None) -> Series:
     """Choose the analysis scale for a window of raw values (deterministic in the window's content)."""
     v = np.asarray(values, dtype=float)
     if kind == "rate" and counts is not None and totals is not None:
@@ -73,15 +80,34 @@ def build_series(values: Sequence[float], counts: Sequence[float] | None, totals
             return Series(y, c, t, index0, "rate", True)
     mode = "step" if kind == "size" else "level"
     if kind in LOG_KINDS and v.size and float(v.min()) > 0:
-        return Series(np.log(v), None, None, index0, mode, True)
+        w = np.asarray(within, dtype=float) if within is not None and kind in SAMPLED_KINDS else None
+        return Series(np.log(v), None, None, index0, mode, True, w)
     return Series(v, None, None, index0, mode, False)
 
 
-def point_fields(p: Point) -> tuple[float, float, float]:
-    """(value, count, total) of a point; NaN count/total when absent."""
-    if p.count is None:
-        return float(p.value), math.nan, math.nan
-    return float(p.value), float(p.count), float(p.total)
+def point_fields(p: Point, kind: str = "other") -> tuple[float, float, float, float]:
+    """(build value, count, total, within-build variance of log(build value)) of a point; NaN when absent.
+
+    For time/memory with at least 5 runs the build value is the trimmed mean of the runs (``ceil(0.2 n)`` cut
+    at each end): robust to the bimodal slow runs like the median, but ~1.4x more efficient, so the
+    per-build sampling noise is smaller. Its sampling variance on the log scale is estimated from the spread
+    of the kept runs (see ``statistics.trimmed_mean_variance_factor``). Otherwise the point's own value.
+    """
+    if p.count is not None:
+        return float(p.value), float(p.count), float(p.total), math.nan
+    smp = p.samples
+    if smp is not None and kind in SAMPLED_KINDS and len(smp) >= 5:
+        xs = sorted(smp)
+        n = len(xs)
+        g = -(-n // 5)  # ceil(0.2 n)
+        mid = xs[g:n - g]
+        k = n - 2 * g
+        mean = sum(mid) / k
+        if mean <= 0:
+            return mean, math.nan, math.nan, math.nan
+        var = max(0.0, (sum(map(operator.mul, mid, mid)) - k * mean * mean) / (k - 1))
+        return mean, math.nan, math.nan, var * trimmed_mean_variance_factor(n) / (mean * mean)
+    return float(p.value), math.nan, math.nan, math.nan
 
 
 def series_noise(s: Series) -> Noise:
@@ -89,7 +115,12 @@ def series_noise(s: Series) -> Noise:
         return estimate_rate_noise(s.y, 1.0 / (s.counts + 0.5))
     if s.mode == "step":
         return estimate_step_noise(s.y)
-    return estimate_noise(s.y)
+    within = None
+    if s.within is not None:
+        w = s.within[~np.isnan(s.within)]
+        if w.size >= max(3, s.y.size // 2):
+            within = fast_median(w)
+    return estimate_noise(s.y, within)
 
 
 @dataclass(slots=True)
@@ -113,13 +144,13 @@ def _test_at(s: Series, seg_lo: int, j: int, noise: Noise, hi_excl: int | None =
     if s.mode == "rate":
         return rate_shift_test(s.counts[a0:aj], s.totals[a0:aj], s.counts[aj:a1], s.totals[aj:a1], noise)
     if s.mode == "step":
-        return step_test(float(s.y[aj - 1]), float(np.median(s.y[aj:a1])), noise)
+        return step_test(float(s.y[aj - 1]), fast_median(s.y[aj:a1]), noise)
     return shift_test(s.y[a0:aj], s.y[aj:a1], noise)
 
 
 def locate(s: Series, seg_lo: int, lo: int, hi: int, noise: Noise, sign: int = 0,
-           hi_excl: int | None = None) -> tuple[int, int, int, float]:
-    """Best culprit among absolute indices ``lo..hi`` of the segment ``seg_lo..``; (best, first, last, score)."""
+           hi_excl: int | None = None) -> tuple[int, float, np.ndarray]:
+    """Best culprit among absolute indices ``lo..hi`` of the segment ``seg_lo..``: (best, z score, scores)."""
     a0 = seg_lo - s.index0
     a1 = s.y.size if hi_excl is None else hi_excl - s.index0
     jl, jh = lo - seg_lo, hi - seg_lo
@@ -130,8 +161,13 @@ def locate(s: Series, seg_lo: int, lo: int, hi: int, noise: Noise, sign: int = 0
         if noise.sigma > 0:
             scores = scores / noise.sigma
     b = best_split(scores, sign)
-    f, la = plausible_range(scores, b)
-    return lo + b, lo + f, lo + la, float(scores[b])
+    return lo + b, float(scores[b]), scores
+
+
+def _candidate(lo: int, best: int, scores: np.ndarray, test: ShiftTest, zc: float, n_cand: int,
+               noise: Noise) -> Candidate:
+    f, la = plausible_range(scores, best - lo)
+    return Candidate(best, lo + f, lo + la, test, zc, n_cand, noise)
 
 
 def passes_gates(test: ShiftTest, s: Series, kind: str, config: DetectorConfig, noise: Noise) -> bool:
@@ -153,7 +189,8 @@ def passes_gates(test: ShiftTest, s: Series, kind: str, config: DetectorConfig, 
     return True
 
 
-def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig) -> Candidate | None:
+def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
+             noise: Noise | None = None) -> Candidate | None:
     """Look for a new shift in the current segment ``max(seg_start, index0)..end`` of the window."""
     k = s.end
     seg_lo = max(seg_start, s.index0)
@@ -161,7 +198,7 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig) -> Ca
     if s.mode == "step":
         if n < 2:
             return None
-        noise = series_noise(s)
+        noise = noise or series_noise(s)
         test = _test_at(s, seg_lo, k, noise)
         zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
         if abs(test.z) < zc or not passes_gates(test, s, kind, config, noise):
@@ -171,20 +208,20 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig) -> Ca
     hi = k - config.min_after + 1
     if hi < lo:
         return None
-    noise = series_noise(s)
+    noise = noise or series_noise(s)
     n_cand = hi - lo + 1
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
-    best, first, last, score = locate(s, seg_lo, lo, hi, noise)
+    best, score, scores = locate(s, seg_lo, lo, hi, noise)
     if abs(score) < 0.6 * zc:
         return None
     test = _test_at(s, seg_lo, best, noise)
     if abs(test.z) < zc or not test.sustained or not passes_gates(test, s, kind, config, noise):
         return None
-    return Candidate(best, first, last, test, zc, n_cand, noise)
+    return _candidate(lo, best, scores, test, zc, n_cand, noise)
 
 
 def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: DetectorConfig,
-                hi_excl: int | None = None) -> tuple[str, Candidate | None]:
+                hi_excl: int | None = None, noise: Noise | None = None) -> tuple[str, Candidate | None]:
     """Re-test an open (unconfirmed) change point with the builds that arrived since.
 
     Returns ``("withdraw", None)`` when the evidence vanished, ``("confirm", cand)`` once enough builds
@@ -192,7 +229,7 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     """
     k = s.end if hi_excl is None else hi_excl - 1
     seg_lo = max(prev_start, s.index0)
-    noise = series_noise(s)
+    noise = noise or series_noise(s)
     sign = 1 if cp.after > cp.before else -1
     if s.mode == "step":
         c = cp.index
@@ -212,13 +249,15 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
         return "keep", None
     n_cand = max(1, min(config.max_after, k - seg_lo + 1 - config.min_before))
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
-    best, first, last, _ = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
+    best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
     test = _test_at(s, seg_lo, best, noise, hi_excl)
-    cand = Candidate(best, first, last, test, zc, n_cand, noise)
+    cand = _candidate(lo, best, scores, test, zc, n_cand, noise)
     if test.z * sign < Z_WITHDRAW:
         return "withdraw", None
     m = k - best + 1
-    if m >= config.confirm_after and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise):
+    hold = max(CONFIRM_HOLD, (cp.detected_at - cp.index + 1) // 2)
+    held = k - cp.detected_at >= hold or hi_excl is not None
+    if m >= config.confirm_after and held and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise):
         return "confirm", cand
     if m >= config.max_after:
         return "withdraw", None

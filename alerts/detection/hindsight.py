@@ -25,7 +25,7 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
     cps = [cp for cp in det.history if not cp.withdrawn]
     if not cps:
         return []
-    fields = [point_fields(p) for p in pts]
+    fields = [point_fields(p, kind) for p in pts]
     out: list[ChangePoint] = []
     for i, cp in enumerate(cps):
         prev = out[-1].index if out else 0
@@ -39,7 +39,7 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
         vals = [f[0] for f in window]
         cnts = [f[1] for f in window] if kind == "rate" else None
         tots = [f[2] for f in window] if kind == "rate" else None
-        s = build_series(vals, cnts, tots, lo, kind)
+        s = build_series(vals, cnts, tots, lo, kind, [f[3] for f in window])
         verdict, cand = review_open(s, lo, cp, kind, _relaxed(config), hi_excl=hi)
         if verdict == "withdraw":
             continue

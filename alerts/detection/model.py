@@ -21,7 +21,7 @@ LOG_KINDS = frozenset({"time", "memory", "size"})
 SAMPLED_KINDS = frozenset({"time", "memory"})
 
 #: Default minimum relative change per kind (a policy floor on top of the statistical test).
-DEFAULT_MIN_CHANGE = {"time": 0.01, "memory": 0.005, "size": 0.005, "rate": 0.10}
+DEFAULT_MIN_CHANGE = {"time": 0.01, "memory": 0.01, "size": 0.005, "rate": 0.10}
 
 Direction = Literal["regression", "improvement"]
 EventType = Literal["raised", "refined", "confirmed", "withdrawn"]
@@ -101,7 +101,7 @@ class DetectorConfig:
     min_before: int = 8
     min_after: int = 3
     confirm_after: int = 8
-    refine_radius: int = 4
+    refine_radius: int = 6
 
     def __post_init__(self) -> None:
         if not (self.target_false_alarms_per_1000_builds > 0):

@@ -2,12 +2,14 @@
 
 State of an :class:`OnlineDetector` is exactly:
 
-* the last ``config.window`` points (raw values, counts, totals) and the absolute index of the newest one;
+* the last ``config.window + NOISE_EVERY`` points (raw values, counts, totals) and the absolute index of
+  the newest one (the noise estimate is refreshed every ``NOISE_EVERY`` builds from the ``window`` builds
+  ending at that block boundary, so it too is a function of the stored points);
 * ``segment_start``: the culprit of the last *confirmed* change point (the current level starts there);
 * the open (raised, not yet confirmed or withdrawn) change point, if any, and the segment start before it.
 
 Every decision is a pure function of that state (``evaluate.scan_new`` / ``evaluate.review_open`` on the
-window), so a stateless worker that reloads the last ``window`` points and the change points whose culprit
+window), so a stateless worker that reloads the last ``window + NOISE_EVERY`` points and the change points whose culprit
 lies inside that window, and calls :meth:`OnlineDetector.resume`, takes the same decisions as a detector
 that streamed the whole history (tested in ``tests/detection``). Cost per build: O(window) numpy work,
 independent of the history length.
@@ -21,12 +23,22 @@ evidence drops below z = 1.645. Without an open alert: scan the current segment 
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
+import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from .evaluate import Series, build_series, point_fields, review_open, scan_new, to_change_point
+from .evaluate import Series, build_series, point_fields, review_open, scan_new, series_noise, to_change_point
 from .model import DEFAULT, ChangePoint, DetectorConfig, Event, Point
 from .sensitivity import NoiseSummary, sensitivity_from_noise
+from .statistics import RATE_OFFSET, Noise, critical_z, fast_median, median_var_factor, noise_contrast
+
+#: The noise estimate is refreshed every this many builds (from the window ending at that build).
+NOISE_EVERY = 16
+#: The full scan over all candidate culprits runs every this many builds; in between, the quick screen
+#: (post-culprit segments of up to QUICK_M builds against the block's reference level) decides whether to.
+SCAN_EVERY = 8
+QUICK_M = 8
+QUICK_FRACTION = 0.5
 
 
 class OnlineDetector:
@@ -36,10 +48,15 @@ class OnlineDetector:
         self.kind = kind
         self.lower_is_better = lower_is_better
         self.config = config
-        w = config.window
-        self._vals: deque[float] = deque(maxlen=w)
-        self._cnts: deque[float] = deque(maxlen=w)
-        self._tots: deque[float] = deque(maxlen=w)
+        self._keep = config.window + NOISE_EVERY
+        self._vals: list[float] = []
+        self._cnts: list[float] = []
+        self._tots: list[float] = []
+        self._logs: list[float] = []
+        self._wvs: list[float] = []
+        self._noise_at = -1
+        self._noise: Noise | None = None
+        self._block: _Block | None = None
         self.index = -1
         self.segment_start = 0
         self.open: ChangePoint | None = None
@@ -53,16 +70,13 @@ class OnlineDetector:
         """A detector as it was after the build ``start_index + len(points) - 1``.
 
         ``points`` are consecutive builds starting at absolute index ``start_index`` (pass at least
-        ``config.window`` of them, or the whole history if shorter). ``change_points`` are the stored
+        ``config.window + NOISE_EVERY`` of them, or the whole history if shorter). ``change_points`` are the stored
         alerts of the series (confirmed and open; withdrawn ones are ignored): the latest confirmed one sets
         the segment start, an open one (neither confirmed nor withdrawn) is reviewed on the next ``step``.
         """
         det = cls(kind, lower_is_better, config)
-        for p in points[-config.window:]:
-            v, c, t = point_fields(p)
-            det._vals.append(v)
-            det._cnts.append(c)
-            det._tots.append(t)
+        for p in points[-det._keep:]:
+            det._append(p)
         det.index = start_index + len(points) - 1
         live = sorted((cp for cp in change_points if not cp.withdrawn), key=lambda cp: cp.index)
         confirmed = [cp for cp in live if cp.confirmed]
@@ -74,22 +88,127 @@ class OnlineDetector:
         return det
 
     # -- streaming ------------------------------------------------------------------------------------------
-    def _series(self) -> Series:
+    def _series(self, end: int) -> Series:
+        """The last ``window`` builds up to absolute index ``end`` (inclusive)."""
+        first = self.index - len(self._vals) + 1
+        hi = end - first + 1
+        lo = max(0, hi - self.config.window)
         rate = self.kind == "rate"
-        return build_series(self._vals, self._cnts if rate else None, self._tots if rate else None,
-                            self.index - len(self._vals) + 1, self.kind)
+        return build_series(self._vals[lo:hi], self._cnts[lo:hi] if rate else None,
+                            self._tots[lo:hi] if rate else None, first + lo, self.kind, self._wvs[lo:hi])
 
-    def step(self, point: Point) -> list[Event]:
-        """Feed the next build; returns the events it caused (possibly none)."""
-        v, c, t = point_fields(point)
+    def _noise_for(self, s: Series) -> Noise:
+        """Noise of the window ending at the last block boundary ``b`` (every ``NOISE_EVERY`` builds; every
+        build during the first ``NOISE_EVERY``): a pure function of the stored points."""
+        k = self.index
+        b = k if k < NOISE_EVERY else k - k % NOISE_EVERY
+        if b != self._noise_at or self._noise is None:
+            ns = s if b == k else self._series(b)
+            if ns.mode != s.mode or ns.log != s.log:
+                ns = s
+            self._noise = series_noise(ns)
+            self._noise_at = b
+        return self._noise
+
+    def _append(self, point: Point) -> None:
+        v, c, t, w = point_fields(point, self.kind)
+        self._wvs.append(w)
         self._vals.append(v)
         self._cnts.append(c)
         self._tots.append(t)
+        self._logs.append(math.log(v) if v > 0 else math.nan)
+        if len(self._vals) > self._keep:
+            del self._vals[0], self._cnts[0], self._tots[0], self._logs[0], self._wvs[0]
+
+    def _block_for(self) -> _Block | None:
+        """Frozen per-block summary (noise, reference level of the segment) used by the quick screen."""
+        k = self.index
+        b = k - k % NOISE_EVERY
+        blk = self._block
+        if blk is not None and blk.at == b and blk.seg_start == self.segment_start:
+            return blk
+        s = self._series(b)
+        seg_lo = max(self.segment_start, s.index0)
+        j0 = seg_lo - s.index0
+        nb = s.y.size - j0
+        if nb < self.config.min_before:
+            self._block = _Block(b, self.segment_start, None, 0.0, 0, 0.0, 0.0, 0.0, "", False, ())
+            return self._block
+        noise = self._noise_for_at(b, s)
+        zc = critical_z(self.config.alpha, 1, noise.df, self.config.sensitivity)
+        seg = s.y[j0:]
+        cref = tref = 0.0
+        if s.mode == "rate":
+            cref, tref = float(s.counts[j0:].sum()), float(s.totals[j0:].sum())
+            ref = math.log((cref + RATE_OFFSET) / max(tref, 1.0))
+        else:
+            ref = fast_median(seg)
+        limits: tuple[float, ...] = ()
+        if s.mode == "step":
+            limits = (QUICK_FRACTION * zc * noise.sigma,)
+        elif s.mode == "level" and noise.sigma > 0:
+            limits = tuple(QUICK_FRACTION * zc * noise.sigma * _quick_se(m, nb, noise)
+                           for m in range(self.config.min_after, QUICK_M + 1))
+        self._block = _Block(b, self.segment_start, noise, ref, nb, zc, cref, tref, s.mode, s.log, limits)
+        return self._block
+
+    def _quiet(self) -> bool:
+        """Quick screen (pure Python, O(1)): True when no short post-culprit segment (up to ``QUICK_M``
+        builds) deviates from the block's reference level by half the evidence an alert needs. Long
+        segments are scanned every ``SCAN_EVERY`` builds regardless."""
+        if self.index % SCAN_EVERY == 0 or self.index < NOISE_EVERY:
+            return False
+        blk = self._block_for()
+        if blk is None or blk.noise is None:
+            return blk is not None
+        noise = blk.noise
+        ys = self._logs if blk.log else self._vals
+        if blk.mode == "rate":
+            ca = ta = 0.0
+            cs, ts = self._cnts, self._tots
+            for m in range(1, QUICK_M + 1):
+                ca += cs[-m]
+                ta += ts[-m]
+                if m < self.config.min_after:
+                    continue
+                d = math.log((ca + RATE_OFFSET) / max(ta, 1.0)) - blk.ref
+                var = 1.0 / (ca + RATE_OFFSET) + 1.0 / (blk.cref + RATE_OFFSET) + noise.phi * (1 / m + 1 / blk.nb)
+                if d * d >= QUICK_FRACTION**2 * blk.zc**2 * var:
+                    return False
+            return True
+        if blk.mode == "step":
+            d = ys[-1] - ys[-2]
+            return d == d and abs(d) < blk.limits[0]
+        if not blk.limits:
+            return False
+        last = ys[-QUICK_M:]
+        ref = blk.ref
+        m0 = self.config.min_after
+        for m in range(m0, min(QUICK_M, len(last)) + 1):
+            a = sorted(last[-m:])
+            h = m // 2
+            med = a[h] if m % 2 else 0.5 * (a[h - 1] + a[h])
+            if not (abs(med - ref) < blk.limits[m - m0]):
+                return False
+        return True
+
+    def _noise_for_at(self, b: int, s: Series) -> Noise:
+        if b != self._noise_at or self._noise is None:
+            self._noise = series_noise(s)
+            self._noise_at = b
+        return self._noise
+
+    def step(self, point: Point) -> list[Event]:
+        """Feed the next build; returns the events it caused (possibly none)."""
+        self._append(point)
         self.index += 1
-        s = self._series()
+        if self.open is None and self._quiet():
+            return []
+        s = self._series(self.index)
+        noise = self._noise_for(s)
         if self.open is not None:
-            return self._review(s)
-        cand = scan_new(s, self.segment_start, self.kind, self.config)
+            return self._review(s, noise)
+        cand = scan_new(s, self.segment_start, self.kind, self.config, noise)
         if cand is None:
             return []
         cp = to_change_point(cand, s, self.lower_is_better, self.index)
@@ -100,10 +219,10 @@ class OnlineDetector:
         self.history.append(cp)
         return [Event("raised", dataclasses.replace(cp), self.index)]
 
-    def _review(self, s: Series) -> list[Event]:
+    def _review(self, s: Series, noise: Noise) -> list[Event]:
         cp = self.open
         assert cp is not None
-        verdict, cand = review_open(s, self._open_prev_start, cp, self.kind, self.config)
+        verdict, cand = review_open(s, self._open_prev_start, cp, self.kind, self.config, noise=noise)
         if verdict == "withdraw":
             cp.withdrawn = True
             self.open = None
@@ -126,6 +245,27 @@ class OnlineDetector:
         for p in points:
             events.extend(self.step(p))
         return events
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    at: int
+    seg_start: int
+    noise: Noise | None
+    ref: float
+    nb: int
+    zc: float
+    cref: float
+    tref: float
+    mode: str
+    log: bool
+    limits: tuple[float, ...]
+
+
+def _quick_se(m: int, nb: int, noise: Noise) -> float:
+    iid = 1.0 / m + 1.0 / nb
+    v = (median_var_factor(m) / m + median_var_factor(nb) / nb) * noise_contrast(noise, m, nb) / iid
+    return math.sqrt(v)
 
 
 def _update(cp: ChangePoint, new: ChangePoint) -> None:

@@ -20,9 +20,9 @@ from .evaluate import STEP_TOLERANCE, Series, build_series, point_fields, series
 from .model import DEFAULT, DetectorConfig, Point
 from .statistics import (
     Noise,
-    contrast_var,
     critical_z,
     median_var_factor,
+    noise_contrast,
     normal_quantile,
     within_build_log_variance,
 )
@@ -68,7 +68,7 @@ def sensitivity_from_noise(summary: NoiseSummary, kind: str, config: DetectorCon
         else:
             iid = 1.0 / n_a + 1.0 / n_b
             var = sigma * sigma * (median_var_factor(n_a) / n_a + median_var_factor(n_b) / n_b)
-            var *= contrast_var(n_a, n_b, noise.rho) / iid
+            var *= noise_contrast(noise, n_a, n_b) / iid
         delta = (zc + Z_POWER80) * math.sqrt(var)
     if summary.log or summary.mode == "rate":
         rel = math.expm1(delta)
@@ -88,8 +88,8 @@ def sensitivity(points: Sequence[Point], *, kind: str, config: DetectorConfig = 
     pts = list(points)[-config.window:]
     if len(pts) < config.min_before + 2:
         return None
-    vals, cnts, tots = zip(*(point_fields(p) for p in pts), strict=True)
-    s = build_series(vals, cnts if kind == "rate" else None, tots if kind == "rate" else None, 0, kind)
+    vals, cnts, tots, within = zip(*(point_fields(p, kind) for p in pts), strict=True)
+    s = build_series(vals, cnts if kind == "rate" else None, tots if kind == "rate" else None, 0, kind, within)
     noise = series_noise(s)
     summary = NoiseSummary.of(noise, s)
     sigma = None

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from alerts.backfill import analyse_history
 from alerts.config_loader import apply_config
 from alerts.models import Team
 from metrics.models import App, Build, Measurement, Metric, Series, pack_samples
@@ -57,6 +58,10 @@ class Command(BaseCommand):
                 ]
                 if self._load(app_name, platform, series, builds, end):
                     loaded += 1
+                app = App.objects.get(name=app_name)
+                if Build.objects.filter(app=app, platform=platform, analysis=Build.Analysis.PENDING).exists():
+                    found = analyse_history(app, platform, demo_data.BRANCH)
+                    self.stdout.write(f"  {app_name} {platform}: detection raised {found} alerts")
         path = settings.VAR_DIR / "demo-planted.json"
         path.write_text(json.dumps(planted_all, indent=1))
         self.stdout.write(

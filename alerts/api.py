@@ -1,0 +1,169 @@
+"""Alerts read and triage API (CONTRACT section 4)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router, Schema
+from ninja.errors import HttpError
+
+from alerts import lifecycle
+from alerts.models import Alert, AlertGroup, Team
+from metrics.errors import ApiError
+from metrics.pagination import MAX_LIMIT, paginate
+from metrics.schemas import ErrorsOut
+
+router = Router(tags=["alerts"])
+
+
+class AlertOut(Schema):
+    id: int
+    app: str
+    platform: str
+    branch: str
+    device: str
+    metric: str
+    kind: str
+    unit: str
+    series: int
+    build: str
+    previous_build: str | None
+    culprit_range: list[str | None]
+    commit: str
+    previous_commit: str | None
+    direction: str
+    rel_change: float
+    abs_change: float
+    before: float
+    after: float
+    before_ci: list[float | None]
+    after_ci: list[float | None]
+    p_value: float | None
+    test: str
+    sensitivity: float | None
+    detection: str
+    status: str
+    recovered: bool
+    note: str
+    team: str
+    group: int
+    created: datetime
+    url: str
+
+
+class AlertPage(Schema):
+    results: list[AlertOut]
+    next: str | None
+
+
+class AlertFilter(Schema):
+    app: str | None = None
+    platform: str | None = None
+    branch: str | None = None
+    team: str | None = None
+    status: str | None = None
+    metric: str | None = None
+    detection: str | None = None
+    group: int | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+class TriageIn(Schema):
+    status: str
+    note: str | None = None
+    reassigned_to: int | None = None
+
+
+def alert_queryset():
+    return Alert.objects.select_related(
+        "series__app", "series__metric", "build", "previous_build", "first_build", "last_build", "team", "group"
+    )
+
+
+def alert_payload(request: HttpRequest | None, a: Alert, *, base_url: str | None = None) -> dict:
+    s = a.series
+    path = a.group.get_absolute_url()
+    url = request.build_absolute_uri(path) if request is not None else (base_url or "") + path
+    return {
+        "id": a.pk, "app": s.app.name, "platform": s.platform, "branch": s.branch, "device": s.device,
+        "metric": s.metric.name, "kind": s.metric.kind, "unit": s.metric.unit, "series": s.pk,
+        "build": a.build.ext_id, "previous_build": a.previous_build.ext_id if a.previous_build else None,
+        "culprit_range": [a.first_build.ext_id if a.first_build else None, a.last_build.ext_id if a.last_build else None],
+        "commit": a.build.commit, "previous_commit": a.previous_build.commit if a.previous_build else None,
+        "direction": a.direction, "rel_change": a.rel_change, "abs_change": a.abs_change,
+        "before": a.before, "after": a.after, "before_ci": [a.before_ci_low, a.before_ci_high],
+        "after_ci": [a.after_ci_low, a.after_ci_high], "p_value": a.p_value, "test": a.test,
+        "sensitivity": a.sensitivity, "detection": a.detection, "status": a.status, "recovered": a.recovered,
+        "note": a.note, "team": a.team.name, "group": a.group_id, "created": a.created, "url": url,
+    }
+
+
+@router.get("/alerts", response={200: AlertPage, 400: ErrorsOut, 403: ErrorsOut}, url_name="alert-list",
+            summary="Alerts, newest first; `metric` ending in * matches a prefix")
+def alert_list(request: HttpRequest, filters: Query[AlertFilter]):
+    if not 1 <= filters.limit <= MAX_LIMIT or filters.offset < 0:
+        raise HttpError(400, f"limit must be 1..{MAX_LIMIT} and offset >= 0")
+    qs = alert_queryset().order_by("-created", "-pk")
+    caller = request.auth
+    if caller.token is not None:
+        if filters.app and filters.app != caller.app.name:
+            raise HttpError(403, f"this token belongs to {caller.app.name!r}")
+        qs = qs.filter(series__app=caller.app)
+    plain = {"app": "series__app__name", "platform": "series__platform", "branch": "series__branch",
+             "team": "team__name", "status": "status", "detection": "detection", "group": "group_id"}
+    for field, lookup in plain.items():
+        value = getattr(filters, field)
+        if value is not None and value != "":
+            qs = qs.filter(**{lookup: value})
+    if filters.metric:
+        if filters.metric.endswith("*"):
+            qs = qs.filter(series__metric__name__startswith=filters.metric[:-1])
+        else:
+            qs = qs.filter(series__metric__name=filters.metric)
+    page, next_url = paginate(request, qs, limit=filters.limit, offset=filters.offset)
+    return {"results": [alert_payload(request, a) for a in page], "next": next_url}
+
+
+@router.get("/alerts/{alert_id}", response={200: AlertOut, 403: ErrorsOut, 404: ErrorsOut}, url_name="alert-detail")
+def alert_detail(request: HttpRequest, alert_id: int):
+    a = get_object_or_404(alert_queryset(), pk=alert_id)
+    if not request.auth.can_read_app(a.series.app.name):
+        raise HttpError(403, "this token belongs to another app")
+    return alert_payload(request, a)
+
+
+def can_triage(user_id: int | None, is_staff: bool, team_id: int) -> bool:
+    if user_id is None:
+        return False
+    return is_staff or Team.objects.filter(pk=team_id, members__pk=user_id).exists()
+
+
+@router.patch("/alerts/{alert_id}", response={200: AlertOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
+              url_name="alert-triage", summary="Triage an alert (owning team or staff)")
+def alert_triage(request: HttpRequest, alert_id: int, body: TriageIn):
+    caller = request.auth
+    with transaction.atomic():
+        a = get_object_or_404(alert_queryset().select_for_update(of=("self",)), pk=alert_id)
+        if not can_triage(caller.user_id, caller.is_staff, a.team_id):
+            raise HttpError(403, f"only members of {a.team.name!r} or staff can triage this alert")
+        if body.status not in Alert.Status.values:
+            raise ApiError(400, "status", f"must be one of {', '.join(Alert.Status.values)}")
+        groups = {a.group_id}
+        if body.status == Alert.Status.REASSIGNED:
+            target = AlertGroup.objects.filter(pk=body.reassigned_to).first() if body.reassigned_to else None
+            if target is None:
+                raise ApiError(400, "reassigned_to", "must name the alert group of another build")
+            a.reassigned_to = target
+            groups.add(target.pk)
+        else:
+            a.reassigned_to = None
+        a.status = body.status
+        if body.note is not None:
+            a.note = body.note[:5000]
+        a.save()
+        lifecycle.refresh_groups(sorted(groups))
+    return alert_payload(request, a)

@@ -1,0 +1,167 @@
+"""Turning detector events into alert rows and alert groups.
+
+One alert per series change, keyed by (series, culprit build). A refined culprit moves the alert
+(and into the new culprit's group); confirmation and withdrawal update it in place, so later builds
+never add a second alert for the same change. Groups are (culprit build, owning team); their status
+is derived from their alerts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
+
+from alerts.detection import ChangePoint
+from alerts.models import Alert, AlertGroup
+from metrics.history import HistoryPoint
+from metrics.models import Series
+
+
+@dataclass
+class SeriesContext:
+    """What the lifecycle needs of one series during one analysis."""
+
+    series: Series
+    points: list[HistoryPoint]  # the loaded window, oldest first; detector index i is points[i]
+    team_id: int
+
+    def build_at(self, index: int) -> int:
+        return self.points[max(0, min(index, len(self.points) - 1))].build_id
+
+
+def _fields(cp: ChangePoint, ctx: SeriesContext) -> dict:
+    culprit = cp.index
+    return {
+        "previous_build_id": ctx.build_at(culprit - 1) if culprit > 0 else None,
+        "first_build_id": ctx.build_at(cp.first_index),
+        "last_build_id": ctx.build_at(cp.last_index),
+        "direction": cp.direction,
+        "rel_change": cp.rel_change,
+        "abs_change": cp.abs_change,
+        "before": cp.before,
+        "after": cp.after,
+        "before_ci_low": cp.before_ci[0],
+        "before_ci_high": cp.before_ci[1],
+        "after_ci_low": cp.after_ci[0],
+        "after_ci_high": cp.after_ci[1],
+        "p_value": cp.p_value,
+        "test": cp.test,
+        "detection": (
+            Alert.Detection.WITHDRAWN if cp.withdrawn else Alert.Detection.CONFIRMED if cp.confirmed else Alert.Detection.OPEN
+        ),
+    }
+
+
+def _group(build_id: int, team_id: int) -> AlertGroup:
+    return AlertGroup.objects.get_or_create(build_id=build_id, team_id=team_id)[0]
+
+
+def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id: int | None,
+                      existing: Alert | None = None) -> Alert:
+    """Create or update the alert for `cp`; `existing` is the alert it refines (its culprit may move).
+
+    `detected_build_id` (the build whose arrival raised it) is set only when the alert is created.
+    """
+    culprit = ctx.build_at(cp.index)
+    fields = _fields(cp, ctx)
+    if cp.sensitivity is not None:
+        fields["sensitivity"] = cp.sensitivity
+    at_culprit = Alert.objects.filter(series=ctx.series, build_id=culprit).first()
+    if existing is not None and at_culprit is not None and at_culprit.pk != existing.pk:
+        # The refined culprit already holds an alert (e.g. one withdrawn earlier): keep one row.
+        if at_culprit.detection == Alert.Detection.WITHDRAWN:
+            at_culprit.delete()
+        else:
+            existing.detection = Alert.Detection.WITHDRAWN
+            existing.save(update_fields=["detection", "updated"])
+            existing = at_culprit
+    alert = existing or at_culprit
+    if alert is None:
+        alert = Alert(series=ctx.series, build_id=culprit, team_id=ctx.team_id, detected_build_id=detected_build_id)
+    old_group_id = alert.group_id if alert.pk else None
+    alert.build_id = culprit
+    for key, value in fields.items():
+        setattr(alert, key, value)
+    alert.group = _group(culprit, alert.team_id)
+    alert.save()
+    if old_group_id and old_group_id != alert.group_id:
+        refresh_groups([old_group_id])
+    return alert
+
+
+def as_change_point(alert: Alert, index_of: dict[int, int]) -> ChangePoint | None:
+    """The stored alert as the detector's ChangePoint, with indices in the loaded window."""
+    if alert.build_id not in index_of:
+        return None
+    idx = index_of[alert.build_id]
+    return ChangePoint(
+        index=idx,
+        first_index=index_of.get(alert.first_build_id, idx),
+        last_index=index_of.get(alert.last_build_id, idx),
+        direction=alert.direction,
+        rel_change=alert.rel_change,
+        abs_change=alert.abs_change,
+        before=alert.before,
+        after=alert.after,
+        before_ci=(alert.before_ci_low or alert.before, alert.before_ci_high or alert.before),
+        after_ci=(alert.after_ci_low or alert.after, alert.after_ci_high or alert.after),
+        p_value=alert.p_value if alert.p_value is not None else 1.0,
+        test=alert.test,
+        detected_at=index_of.get(alert.detected_build_id, idx),
+        withdrawn=alert.detection == Alert.Detection.WITHDRAWN,
+        confirmed=alert.detection == Alert.Detection.CONFIRMED,
+        sensitivity=alert.sensitivity,
+    )
+
+
+def mark_recoveries(series_ids: Sequence[int]) -> None:
+    """An alert whose series later went back to its old level (a confirmed opposite change ending
+    within half the original change of the old level) is marked recovered."""
+    rows = Alert.objects.filter(series_id__in=series_ids, detection=Alert.Detection.CONFIRMED, recovered=False)
+    by_series: dict[int, list[Alert]] = {}
+    for a in Alert.objects.filter(series_id__in=series_ids, detection=Alert.Detection.CONFIRMED).select_related("build"):
+        by_series.setdefault(a.series_id, []).append(a)
+    pending = {a.pk for a in rows}
+    for alerts in by_series.values():
+        alerts.sort(key=lambda a: (a.build.timestamp, a.build_id))
+        for i, a in enumerate(alerts):
+            if a.pk not in pending:
+                continue
+            size = abs(a.after - a.before)
+            for later in alerts[i + 1:]:
+                opposite = (later.after - later.before) * (a.after - a.before) < 0
+                if opposite and abs(later.after - a.before) <= 0.5 * size:
+                    Alert.objects.filter(pk=a.pk).update(recovered=True)
+                    break
+
+
+def derive_status(counts: dict[str, int]) -> str:
+    """Group status from its alerts' states: all withdrawn → withdrawn; none triaged → untriaged;
+    all triaged to a final state → resolved; otherwise investigating."""
+    live = counts["live"]
+    if live == 0:
+        return AlertGroup.Status.WITHDRAWN
+    if counts["untriaged"] == live:
+        return AlertGroup.Status.UNTRIAGED
+    if counts["final"] == live:
+        return AlertGroup.Status.RESOLVED
+    return AlertGroup.Status.INVESTIGATING
+
+
+def refresh_groups(group_ids: Sequence[int]) -> None:
+    live = ~Q(alerts__detection=Alert.Detection.WITHDRAWN)
+    stats = AlertGroup.objects.filter(pk__in=set(group_ids)).annotate(
+        n_all=Count("alerts"),
+        live=Count("alerts", filter=live),
+        untriaged=Count("alerts", filter=live & Q(alerts__status=Alert.Status.UNTRIAGED)),
+        final=Count("alerts", filter=live & Q(alerts__status__in=Alert.FINAL)),
+    )
+    for g in stats:
+        if g.n_all == 0 and g.notified is None:
+            g.delete()  # emptied by a refinement before anyone was told
+            continue
+        status = derive_status({"live": g.live, "untriaged": g.untriaged, "final": g.final})
+        if status != g.status:
+            AlertGroup.objects.filter(pk=g.pk).update(status=status)

@@ -1,0 +1,72 @@
+"""When alert groups are sent to their team's channels.
+
+A new group waits until PERF_NOTIFY_SETTLE_BUILDS later builds of its branch were analysed, so the
+alerts that need a few builds of confirmation (timings, rates) join it before anyone is told; a group
+whose branch goes quiet is sent after PERF_NOTIFY_MAX_DELAY_SECONDS by the periodic sweep. Each
+group is sent once: `plan_deliveries` records one Delivery per channel and marks the group notified.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from alerts.models import Alert, AlertGroup, Delivery
+from metrics.models import Build
+
+log = logging.getLogger(__name__)
+
+
+def _queue(group_ids: list[int]) -> int:
+    from alerts.notify.service import plan_deliveries
+    from alerts.tasks import deliver_notification
+
+    queued = 0
+    for gid in group_ids:
+        for delivery_id in plan_deliveries(gid):
+            deliver_notification.apply_async(args=[delivery_id])
+            queued += 1
+    return queued
+
+
+def _unnotified() -> Q:
+    return Q(notified__isnull=True) & Q(alerts__detection__in=[Alert.Detection.OPEN, Alert.Detection.CONFIRMED])
+
+
+def notify_due_groups(build_pk: int) -> int:
+    """Send the groups of this build's branch that have settled, counting builds up to this one."""
+    build = Build.objects.filter(pk=build_pk).first()
+    if build is None:
+        return 0
+    settle = settings.PERF_NOTIFY_SETTLE_BUILDS
+    branch = Build.objects.filter(app_id=build.app_id, platform=build.platform, branch=build.branch,
+                                  timestamp__lte=build.timestamp, analysis=Build.Analysis.DONE)
+    cutoff = branch.order_by("-timestamp", "-pk").values_list("timestamp", flat=True)[settle:settle + 1]
+    if not cutoff:
+        return 0
+    due = (
+        AlertGroup.objects.filter(_unnotified(), build__app_id=build.app_id, build__platform=build.platform,
+                                  build__branch=build.branch, build__timestamp__lte=cutoff[0])
+        .values_list("pk", flat=True).distinct()
+    )
+    return _queue(sorted(due))
+
+
+def notify_stale_groups() -> int:
+    """Send groups that waited longer than PERF_NOTIFY_MAX_DELAY_SECONDS, and re-queue deliveries
+    whose task never ran (broker down when they were planned)."""
+    cutoff = timezone.now() - timedelta(seconds=settings.PERF_NOTIFY_MAX_DELAY_SECONDS)
+    due = AlertGroup.objects.filter(_unnotified(), created__lte=cutoff).values_list("pk", flat=True).distinct()
+    queued = _queue(sorted(due))
+    from alerts.tasks import deliver_notification
+
+    stuck = Delivery.objects.filter(status=Delivery.Status.PENDING, attempts=0,
+                                    created__lte=timezone.now() - timedelta(minutes=5))
+    for delivery_id in stuck.values_list("pk", flat=True)[:500]:
+        deliver_notification.apply_async(args=[delivery_id])
+        queued += 1
+    return queued

@@ -1,0 +1,190 @@
+"""What a notification says: the webhook body of CONTRACT section 5 and a plain-text summary of it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.urls import NoReverseMatch
+
+from alerts.models import Alert, AlertGroup
+
+EVENT = "alerts.created"
+
+
+def _join(base_url: str, path: str) -> str:
+    return base_url.rstrip("/") + "/" + path.lstrip("/")
+
+
+def group_url(group: AlertGroup, *, base_url: str) -> str:
+    """Absolute URL of the alert group page (the route may not be installed yet: fall back to /alerts/<id>/)."""
+    try:
+        path = group.get_absolute_url()
+    except NoReverseMatch:
+        path = f"/alerts/{group.pk}/"
+    return _join(base_url, path)
+
+
+def _safe_url(obj: Any, *, base_url: str) -> str | None:
+    try:
+        return _join(base_url, obj.get_absolute_url())
+    except NoReverseMatch:
+        return None
+
+
+def _iso(value) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def notifiable_alerts(group: AlertGroup) -> list[Alert]:
+    """The group's alerts a team is told about: everything but the ones the detector withdrew."""
+    return list(
+        group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
+        .select_related("series__app", "series__metric", "build", "previous_build", "team")
+        .order_by("-direction", "pk")  # regressions first
+    )
+
+
+def alert_dict(alert: Alert, *, base_url: str) -> dict[str, Any]:
+    series = alert.series
+    return {
+        "id": alert.pk,
+        "app": series.app.name,
+        "platform": series.platform,
+        "branch": series.branch,
+        "device": series.device,
+        "metric": series.metric.name,
+        "unit": series.metric.unit,
+        "build": alert.build.ext_id,
+        "previous_build": alert.previous_build.ext_id if alert.previous_build else None,
+        "direction": alert.direction,
+        "rel_change": alert.rel_change,
+        "abs_change": alert.abs_change,
+        "before": alert.before,
+        "after": alert.after,
+        "p_value": alert.p_value,
+        "status": alert.status,
+        "detection": alert.detection,
+        "team": alert.team.name,
+        "created": _iso(alert.created),
+        "url": _join(base_url, f"/alerts/{alert.group_id}/"),
+        "series_url": _safe_url(series, base_url=base_url),
+    }
+
+
+def group_payload(group: AlertGroup, *, base_url: str) -> dict[str, Any]:
+    """The body of the `alerts.created` webhook for one alert group (withdrawn alerts left out)."""
+    group = AlertGroup.objects.select_related("build__app", "team").get(pk=group.pk)
+    build = group.build
+    alerts = notifiable_alerts(group)
+    # The culprit range starts at the oldest "previous good build" among the alerts.
+    previous = [a.previous_build for a in alerts if a.previous_build is not None]
+    previous_build = min(previous, key=lambda b: (b.timestamp, b.pk)) if previous else None
+    url = group_url(group, base_url=base_url)
+    regressions = sum(1 for a in alerts if a.direction == Alert.Direction.REGRESSION)
+    return {
+        "event": EVENT,
+        "app": build.app.name,
+        "platform": build.platform,
+        "branch": build.branch,
+        "build": build.ext_id,
+        "build_url": _safe_url(build, base_url=base_url),
+        "group": {"id": group.pk, "url": url, "team": group.team.name},
+        "commits": {
+            "from": previous_build.commit if previous_build else None,
+            "to": build.commit or None,
+            "parent": build.parent_commit or None,
+            "previous_build": previous_build.ext_id if previous_build else None,
+        },
+        "counts": {"regressions": regressions, "improvements": len(alerts) - regressions},
+        "alerts": [alert_dict(a, base_url=base_url) for a in alerts],
+        "url": url,
+    }
+
+
+def encode_payload(payload: dict[str, Any]) -> bytes:
+    """The exact bytes sent (and signed) for a payload."""
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+# --- Human-readable summary (email, Slack) -------------------------------------------------------------
+
+
+def format_value(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "?"
+    if abs(value) >= 1000:
+        text = f"{value:,.0f}"
+    else:
+        text = f"{value:.4g}"
+    return f"{text} {unit}".strip() if unit else text
+
+
+def format_change(rel_change: float | None) -> str:
+    if rel_change is None:
+        return "?"
+    return f"{rel_change * 100:+.1f}%"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def headline(payload: dict[str, Any]) -> str:
+    """`3 regressions in com.example.shop android main build 4711` (improvements counted too)."""
+    counts = payload.get("counts") or {}
+    parts = []
+    if counts.get("regressions"):
+        parts.append(_plural(counts["regressions"], "regression"))
+    if counts.get("improvements"):
+        parts.append(_plural(counts["improvements"], "improvement"))
+    what = ", ".join(parts) or _plural(len(payload.get("alerts", [])), "alert")
+    return f"{what} in {payload['app']} {payload['platform']} {payload['branch']} build {payload['build']}"
+
+
+def commit_range(payload: dict[str, Any]) -> str:
+    commits = payload.get("commits") or {}
+    start, end = commits.get("from"), commits.get("to")
+    if start and end:
+        text = f"{start}..{end}"
+    elif end:
+        text = f"up to {end}"
+    else:
+        return "unknown"
+    if commits.get("previous_build"):
+        text += f" (since build {commits['previous_build']})"
+    return text
+
+
+def metric_line(alert: dict[str, Any]) -> str:
+    """`startup.cold.ttid (pixel-6): 400 ms → 480 ms (+20.0%)`."""
+    device = f" ({alert['device']})" if alert.get("device") else ""
+    unit = alert.get("unit") or ""
+    return (
+        f"{alert['metric']}{device}: {format_value(alert['before'], unit)} → "
+        f"{format_value(alert['after'], unit)} ({format_change(alert['rel_change'])})"
+    )
+
+
+def summary_lines(payload: dict[str, Any]) -> list[str]:
+    """Plain-text summary: where, which build and commits, each metric's change, and links."""
+    lines = [
+        headline(payload),
+        "",
+        f"App: {payload['app']}",
+        f"Platform: {payload['platform']}",
+        f"Branch: {payload['branch']}",
+        f"Build: {payload['build']}" + (f" {payload['build_url']}" if payload.get("build_url") else ""),
+        f"Commits: {commit_range(payload)}",
+    ]
+    for direction, title in (("regression", "Regressions"), ("improvement", "Improvements")):
+        alerts = [a for a in payload["alerts"] if a["direction"] == direction]
+        if not alerts:
+            continue
+        lines += ["", f"{title}:"]
+        for alert in alerts:
+            lines.append(f"- {metric_line(alert)}")
+            if alert.get("series_url"):
+                lines.append(f"  {alert['series_url']}")
+    lines += ["", f"Alert group: {payload['url']}"]
+    return lines

@@ -1,0 +1,142 @@
+"""Planning deliveries of an alert group and attempting them, with every attempt recorded.
+
+The Celery task in `alerts.tasks` calls `attempt_delivery(id, final=retries >= len(RETRY_DELAYS))` and,
+when the outcome asks for it, retries after `retry_delay(retries, outcome.retry_after)` seconds.
+
+Exactly-once as far as we can: the delivery row is locked (SELECT ... FOR UPDATE) while it is sent, its
+status is re-checked under the lock, and it is marked sent in the same transaction, so a task redelivered
+by the broker (acks_late) or a concurrent duplicate waits, then finds it sent and sends nothing. A worker
+killed between the send and the commit can still cause one duplicate; receivers dedupe on
+`X-Perf-Delivery`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from alerts.models import Alert, AlertGroup, Channel, Delivery, DeliveryAttempt
+from alerts.notify.payload import encode_payload, group_payload
+from alerts.notify.transports import TRANSPORTS
+from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS: tuple[int, ...] = (10, 60, 300, 1800)
+MAX_RETRY_DELAY = 6 * 3600.0
+ERROR_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    done: bool  # nothing more to do for this delivery (sent, failed, or skipped)
+    retry: bool  # a transient failure: try again later
+    retry_after: float | None = None  # what the server asked for (Retry-After), if anything
+
+
+def retry_delay(attempt: int, retry_after: float | None) -> float:
+    """Seconds before retry number `attempt` (0-based): the server's Retry-After if it gave one, else backoff."""
+    if retry_after is not None and retry_after >= 0:
+        return float(min(max(retry_after, 1.0), MAX_RETRY_DELAY))
+    return float(RETRY_DELAYS[min(max(attempt, 0), len(RETRY_DELAYS) - 1)])
+
+
+def flag_after() -> int:
+    return int(getattr(settings, "PERF_CHANNEL_FLAG_AFTER", 3))
+
+
+def plan_deliveries(group_id: int) -> list[int]:
+    """One Delivery per channel of the group's team (idempotent); returns the ids still pending."""
+    with transaction.atomic():
+        group = AlertGroup.objects.select_for_update().filter(pk=group_id).first()
+        if group is None:
+            return []
+        if not group.alerts.exclude(detection=Alert.Detection.WITHDRAWN).exists():
+            return []
+        for channel in Channel.objects.filter(team_id=group.team_id).order_by("pk"):
+            Delivery.objects.get_or_create(group=group, channel=channel)
+        AlertGroup.objects.filter(pk=group.pk, notified__isnull=True).update(notified=timezone.now())
+        return list(
+            Delivery.objects.filter(group=group, status=Delivery.Status.PENDING)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+
+
+def _channel_failed(channel_id: int) -> None:
+    Channel.objects.filter(pk=channel_id).update(consecutive_failures=F("consecutive_failures") + 1)
+    Channel.objects.filter(pk=channel_id, consecutive_failures__gte=flag_after(), flagged=False).update(flagged=True)
+
+
+def _channel_ok(channel_id: int) -> None:
+    Channel.objects.filter(pk=channel_id).exclude(consecutive_failures=0, flagged=False).update(
+        consecutive_failures=0, flagged=False
+    )
+
+
+def attempt_delivery(delivery_id: int, *, final: bool) -> AttemptOutcome:
+    """Send one delivery once, record the attempt, and say whether to retry."""
+    with transaction.atomic():
+        delivery = Delivery.objects.select_for_update().filter(pk=delivery_id).first()
+        if delivery is None or delivery.status != Delivery.Status.PENDING:
+            return AttemptOutcome(done=True, retry=False)
+        channel = Channel.objects.get(pk=delivery.channel_id)
+        group = AlertGroup.objects.get(pk=delivery.group_id)
+
+        payload = group_payload(group, base_url=settings.PERF_BASE_URL)
+        started = time.monotonic()
+        error: DeliveryError | None = None
+        counts_against_channel = True
+        if not payload["alerts"]:
+            error = PermanentError("nothing to send: every alert of the group was withdrawn")
+            counts_against_channel = False
+        else:
+            transport = TRANSPORTS.get(channel.kind)
+            try:
+                if transport is None:
+                    raise PermanentError(f"no transport for channel kind {channel.kind!r}")
+                transport.send(channel, payload, encode_payload(payload), delivery_id=delivery.pk)
+            except DeliveryError as exc:
+                error = exc
+            except Exception as exc:  # a bug or an unforeseen library error: record it, retry like transient
+                log.exception("delivery %s to channel %s failed unexpectedly", delivery.pk, channel.pk)
+                error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
+        duration_ms = int((time.monotonic() - started) * 1000)
+        now = timezone.now()
+
+        DeliveryAttempt.objects.create(
+            delivery=delivery,
+            ok=error is None,
+            status_code=error.status_code if error is not None else None,
+            error=str(error)[:ERROR_LIMIT] if error is not None else "",
+            duration_ms=duration_ms,
+        )
+        delivery.attempts += 1
+        delivery.last_attempt = now
+        if error is None:
+            delivery.status = Delivery.Status.SENT
+            delivery.sent = now
+            delivery.error = ""
+            outcome = AttemptOutcome(done=True, retry=False)
+        else:
+            delivery.error = str(error)[:ERROR_LIMIT]
+            retry_after = error.retry_after if isinstance(error, TransientError) else None
+            if isinstance(error, TransientError) and not final:
+                outcome = AttemptOutcome(done=False, retry=True, retry_after=retry_after)
+            else:
+                delivery.status = Delivery.Status.FAILED
+                outcome = AttemptOutcome(done=True, retry=False, retry_after=retry_after)
+        delivery.save(update_fields=["attempts", "last_attempt", "status", "sent", "error"])
+
+        if error is None:
+            _channel_ok(channel.pk)
+        elif counts_against_channel:
+            _channel_failed(channel.pk)
+            log.warning("delivery %s to %s channel %s failed: %s", delivery.pk, channel.kind, channel.pk, error)
+        return outcome
