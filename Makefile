@@ -27,7 +27,7 @@ demo: install
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py migrate --noinput -v0
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py seed_demo
 	@echo "perfplatform demo: http://$(HOST):$(PORT)/  (sign in as demo / demo)"
-	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
+	env -u DATABASE_URL -u REDIS_URL DEBUG=1 PERF_WEBHOOK_ALLOW_PRIVATE=1 $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
 test: install-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -8,10 +8,12 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema
+from ninja.decorators import decorate_view
 from ninja.errors import HttpError
 
 from alerts import lifecycle
 from alerts.models import Alert, AlertGroup, Team
+from metrics.conditional import conditional_get, set_last_modified
 from metrics.errors import ApiError
 from metrics.pagination import MAX_LIMIT, paginate
 from metrics.schemas import ErrorsOut
@@ -68,6 +70,7 @@ class AlertFilter(Schema):
     metric: str | None = None
     detection: str | None = None
     group: int | None = None
+    series: int | None = None
     limit: int = 100
     offset: int = 0
 
@@ -104,6 +107,7 @@ def alert_payload(request: HttpRequest | None, a: Alert, *, base_url: str | None
 
 @router.get("/alerts", response={200: AlertPage, 400: ErrorsOut, 403: ErrorsOut}, url_name="alert-list",
             summary="Alerts, newest first; `metric` ending in * matches a prefix")
+@decorate_view(conditional_get)
 def alert_list(request: HttpRequest, filters: Query[AlertFilter]):
     if not 1 <= filters.limit <= MAX_LIMIT or filters.offset < 0:
         raise HttpError(400, f"limit must be 1..{MAX_LIMIT} and offset >= 0")
@@ -114,7 +118,8 @@ def alert_list(request: HttpRequest, filters: Query[AlertFilter]):
             raise HttpError(403, f"this token belongs to {caller.app.name!r}")
         qs = qs.filter(series__app=caller.app)
     plain = {"app": "series__app__name", "platform": "series__platform", "branch": "series__branch",
-             "team": "team__name", "status": "status", "detection": "detection", "group": "group_id"}
+             "team": "team__name", "status": "status", "detection": "detection", "group": "group_id",
+             "series": "series_id"}
     for field, lookup in plain.items():
         value = getattr(filters, field)
         if value is not None and value != "":
@@ -129,10 +134,12 @@ def alert_list(request: HttpRequest, filters: Query[AlertFilter]):
 
 
 @router.get("/alerts/{alert_id}", response={200: AlertOut, 403: ErrorsOut, 404: ErrorsOut}, url_name="alert-detail")
+@decorate_view(conditional_get)
 def alert_detail(request: HttpRequest, alert_id: int):
     a = get_object_or_404(alert_queryset(), pk=alert_id)
     if not request.auth.can_read_app(a.series.app.name):
         raise HttpError(403, "this token belongs to another app")
+    set_last_modified(request, a.updated)
     return alert_payload(request, a)
 
 

@@ -24,7 +24,7 @@ MAX_HISTORY = 100_000
 def analyse_history(app: App, platform: str, branch: str) -> int:
     """Run detection over every series of one app/platform/branch; returns the number of alerts."""
     series = list(
-        Series.objects.select_for_update(of=("self",)).filter(app=app, platform=platform, branch=branch)
+        Series.objects.select_for_update(no_key=True, of=("self",)).filter(app=app, platform=platform, branch=branch)
         .select_related("metric").order_by("pk")
     )
     config = base_config()

@@ -23,7 +23,7 @@ import os
 import statistics
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,7 +35,7 @@ N_METRICS = 150
 N_BUILDS = 1000
 N_SAMPLES = 20
 LIMIT = 200
-START = datetime(2026, 6, 1, tzinfo=timezone.utc)
+START = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def setup_django(db: _pg.BenchDB) -> None:

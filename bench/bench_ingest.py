@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import itertools
 import json
 import random
 import statistics
@@ -27,7 +26,7 @@ import threading
 import time
 from array import array
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,7 +35,7 @@ import _pg  # noqa: E402
 APP = "com.example.bench"
 METRICS_PER_BUILD = 150
 SAMPLES_PER_METRIC = 20
-START = datetime(2026, 6, 1, tzinfo=timezone.utc)
+START = datetime(2026, 6, 1, tzinfo=UTC)
 REDIS_URL = "redis://127.0.0.1:6379/14"
 
 # (family, kind, unit, typical value, relative run-to-run noise); 6 families x 25 scenarios = 150.
@@ -172,7 +171,7 @@ COPY_TYPES = ["int8", "int8", "timestamptz", "float8", "bytea", "int4", "int8", 
 
 
 def copy_rows(build: dict, build_pk: int, series_ids: dict[str, int]) -> list[tuple]:
-    ts = datetime.strptime(build["build"]["timestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    ts = datetime.strptime(build["build"]["timestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     return [
         (series_ids[m["name"]], build_pk, ts, float(statistics.median(m["samples"])), pack(m["samples"]),
          len(m["samples"]), None, None)

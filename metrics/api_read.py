@@ -7,8 +7,10 @@ from datetime import datetime
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema
+from ninja.decorators import decorate_view
 from ninja.errors import HttpError
 
+from metrics.conditional import conditional_get, set_last_modified
 from metrics.history import recent_points
 from metrics.models import Build, Measurement, Series, unpack_samples
 from metrics.pagination import MAX_LIMIT, paginate
@@ -36,9 +38,11 @@ def measurement_payload(m: Measurement) -> dict:
 
 @router.get("/builds/{app}/{platform}/{build}", response={200: BuildOut, 403: ErrorsOut, 404: ErrorsOut},
             url_name="build-detail", summary="One build with all its measurements", exclude_none=True)
+@decorate_view(conditional_get)
 def build_detail(request: HttpRequest, app: str, platform: str, build: str):
     _check_app(request, app)
     b = get_object_or_404(Build.objects.select_related("app"), app__name=app, platform=platform, ext_id=build)
+    set_last_modified(request, b.updated)
     rows = (
         Measurement.objects.filter(build=b)
         .select_related("series__metric")
@@ -84,6 +88,7 @@ class SeriesFilter(Schema):
 
 @router.get("/series", response={200: SeriesPage, 400: ErrorsOut, 403: ErrorsOut}, url_name="series-list",
             summary="Series, filtered; `metric` ending in * matches a prefix")
+@decorate_view(conditional_get)
 def series_list(request: HttpRequest, filters: Query[SeriesFilter]):
     if not 1 <= filters.limit <= MAX_LIMIT or filters.offset < 0:
         raise HttpError(400, f"limit must be 1..{MAX_LIMIT} and offset >= 0")
@@ -116,11 +121,13 @@ class PointsFilter(Schema):
 @router.get("/series/{series_id}/points", response={200: PointsOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
             url_name="series-points", summary="The latest points of one series, oldest first",
             exclude_none=True)
+@decorate_view(conditional_get)
 def series_points(request: HttpRequest, series_id: int, filters: Query[PointsFilter]):
     if not 1 <= filters.limit <= 10_000:
         raise HttpError(400, "limit must be 1..10000")
     s = get_object_or_404(Series.objects.select_related("app", "metric"), pk=series_id)
     _check_app(request, s.app.name)
+    set_last_modified(request, s.last_build_time)
     history = recent_points([s.pk], limit=filters.limit, before=filters.before, with_samples=True)
     points = [
         {"build": p.build_ext_id, "commit": p.commit, "timestamp": p.build_time, "value": p.value,

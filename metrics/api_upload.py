@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from ninja import Router, Status
 
-from metrics import auth
+from metrics import auth, ratelimit
 from metrics.formats import FORMATS, FieldError, UploadInvalid, detect_format, parse
 from metrics.formats.complete import complete
 from metrics.ingest import store_upload, upload_digest
@@ -74,7 +74,7 @@ def _is_json_content_type(request: HttpRequest) -> bool:
     "/uploads",
     auth=None,
     response={200: UploadOut, 201: UploadOut, 400: ErrorsOut, 401: ErrorsOut, 403: ErrorsOut,
-              413: ErrorsOut, 415: ErrorsOut},
+              413: ErrorsOut, 415: ErrorsOut, 429: ErrorsOut},
     openapi_extra=_UPLOAD_BODY_DOC,
     url_name="upload",
     summary="Upload the metrics of one build",
@@ -92,6 +92,11 @@ def upload(request: HttpRequest):
     if token is None:
         return errors(401, FieldError("Authorization", "a valid 'Authorization: Bearer <token>' header is required"),
                       headers={"WWW-Authenticate": 'Bearer realm="perfplatform"'})
+
+    wait = ratelimit.hit(f"upload:{token.pk}", limit=settings.PERF_UPLOAD_RATE_PER_MINUTE)
+    if wait is not None:
+        return errors(429, FieldError("", f"too many uploads for this token; retry in {wait:.0f}s"),
+                      headers={"Retry-After": str(int(wait + 0.999))})
 
     raw = request.body
     if len(raw) > limit:

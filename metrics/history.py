@@ -37,8 +37,9 @@ def recent_points(
     """The last `limit` points of each series, oldest first, ordered by (build time, build pk).
 
     `before` keeps points strictly earlier than a time, `until` points at or before it. PostgreSQL
-    walks the (series, build_time) index once per series with a LATERAL join; other databases use a
-    ROW_NUMBER() window. Either way it is one query for any number of series.
+    walks the (series, build_time, build) index once per series with a LATERAL join and reads the
+    builds in a second query; other databases use a ROW_NUMBER() window. Two queries at most, for
+    any number of series.
     """
     if not series_ids:
         return {}
@@ -65,20 +66,23 @@ def _lateral(ids, limit, before, until, with_samples) -> list[HistoryPoint]:
         params.append(until)
     samples = "x.samples" if with_samples else "NULL"
     sql = f"""
-        SELECT x.series_id, x.build_id, bb.ext_id, bb.commit, x.build_time, x.value, {samples}, x.count, x.total
+        SELECT x.series_id, x.build_id, x.build_time, x.value, {samples}, x.count, x.total
         FROM unnest(%s::bigint[]) AS s(id)
         CROSS JOIN LATERAL (
             SELECT * FROM {m} x WHERE x.series_id = s.id {cond}
             ORDER BY x.build_time DESC, x.build_id DESC LIMIT %s
         ) x
-        JOIN {b} bb ON bb.id = x.build_id
     """
     with connection.cursor() as cur:
         cur.execute(sql, [list(ids), *params, limit])
-        return [
-            HistoryPoint(r[0], r[1], r[2], r[3], r[4], r[5], unpack_samples(r[6]) if r[6] is not None else None, r[7], r[8])
-            for r in cur.fetchall()
-        ]
+        rows = cur.fetchall()
+        # The builds in a second query: joining them inside every LATERAL loop re-reads them per series.
+        cur.execute(f"SELECT id, ext_id, commit FROM {b} WHERE id = ANY(%s)", [list({r[1] for r in rows})])
+        builds = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
+    return [
+        HistoryPoint(r[0], r[1], *builds[r[1]], r[2], r[3], unpack_samples(r[4]) if r[4] is not None else None, r[5], r[6])
+        for r in rows
+    ]
 
 
 def _window(ids, limit, before, until, with_samples) -> list[HistoryPoint]:

@@ -15,8 +15,7 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from metrics import hooks
@@ -70,9 +69,9 @@ def store_upload(
     now = now or timezone.now()
     with transaction.atomic():
         build, build_created, build_changed = _lock_build(app, upload, now)
-        metrics = _metrics_by_name(app, upload.metrics)
-        series = _series_by_name(app, upload, metrics)
-        changed = _write_measurements(build, upload.metrics, series)
+        metric_ids = _metric_ids(app, upload.metrics)
+        series_ids = _series_ids(app, upload, metric_ids)
+        changed = _write_measurements(build, upload.metrics, series_ids, fresh=build_created)
         if build_changed and not build_created:
             Measurement.objects.filter(build=build).update(build_time=build.timestamp)
         if build_created or build_changed or changed:
@@ -80,9 +79,6 @@ def store_upload(
             build.analysis_requested = now
             build.analysis_error = ""
             build.save()
-            Series.objects.filter(pk__in=[s.pk for s in series.values()]).filter(
-                Q(last_build_time__isnull=True) | Q(last_build_time__lt=build.timestamp)
-            ).update(last_build_time=build.timestamp)
             UploadRecord.objects.create(
                 build=build, token=token, format=fmt, digest=digest,
                 measurements=len(upload.metrics), changed=changed,
@@ -96,10 +92,13 @@ def store_upload(
 
 
 def _lock_build(app: App, upload: CompleteUpload, now: datetime) -> tuple[Build, bool, bool]:
-    """Fetch or create the build row and hold its lock, so concurrent CI retries serialise here."""
+    """Fetch or create the build row and hold its lock, so concurrent CI retries serialise here.
+
+    FOR NO KEY UPDATE: it serialises writers of this build without blocking the foreign-key checks
+    of rows that reference it.
+    """
     key = {"app": app, "platform": upload.platform, "ext_id": upload.build_id}
-    build = Build.objects.select_for_update().filter(**key).first()
-    created = False
+    build = Build.objects.select_for_update(no_key=True).filter(**key).first()
     if build is None:
         try:
             with transaction.atomic():
@@ -115,7 +114,7 @@ def _lock_build(app: App, upload: CompleteUpload, now: datetime) -> tuple[Build,
             return build, True, False
         except IntegrityError:
             # Another request created it between our read and insert; take its row and lock.
-            build = Build.objects.select_for_update().get(**key)
+            build = Build.objects.select_for_update(no_key=True).get(**key)
     if build.branch != upload.branch:
         raise UploadInvalid(
             [FieldError("branch", f"build {upload.build_id} is stored on branch {build.branch!r}, not {upload.branch!r}")]
@@ -129,87 +128,98 @@ def _lock_build(app: App, upload: CompleteUpload, now: datetime) -> tuple[Build,
     if upload.timestamp is not None and build.timestamp != upload.timestamp:
         build.timestamp = upload.timestamp
         changed = True
-    return build, created, changed
+    return build, False, changed
 
 
-def _metrics_by_name(app: App, parsed: tuple[ParsedMetric, ...]) -> dict[str, Metric]:
+def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> dict[str, int]:
     names = [m.name for m in parsed]
-    existing = {m.name: m for m in Metric.objects.filter(app=app, name__in=names)}
-    missing = [
-        Metric(app=app, name=m.name, kind=m.kind, unit=m.unit, lower_is_better=m.lower_is_better)
-        for m in parsed
-        if m.name not in existing
-    ]
-    if missing:
-        Metric.objects.bulk_create(missing, ignore_conflicts=True)
-        existing = {m.name: m for m in Metric.objects.filter(app=app, name__in=names)}
-    stale = []
-    for m in parsed:
-        row = existing[m.name]
-        if (row.kind, row.unit, row.lower_is_better) != (m.kind, m.unit, m.lower_is_better):
-            # The newest upload defines what a metric means (a unit fix in CI should take effect).
-            row.kind, row.unit, row.lower_is_better = m.kind, m.unit, m.lower_is_better
-            stale.append(row)
-    if stale:
-        Metric.objects.bulk_update(stale, ["kind", "unit", "lower_is_better"])
-    return existing
 
+    def load() -> dict[str, tuple[int, str, str, bool]]:
+        rows = Metric.objects.filter(app=app, name__in=names).values_list("name", "id", "kind", "unit", "lower_is_better")
+        return {r[0]: r[1:] for r in rows}
 
-def _series_by_name(app: App, upload: CompleteUpload, metrics: dict[str, Metric]) -> dict[str, Series]:
-    sigs = {
-        name: Series.signature_of(app.name, upload.platform, upload.branch, upload.device, name) for name in metrics
-    }
-    found = {s.signature: s for s in Series.objects.filter(signature__in=sigs.values())}
-    missing = [
-        Series(
-            signature=sig, app=app, platform=upload.platform, branch=upload.branch,
-            device=upload.device, metric=metrics[name],
+    existing = load()
+    if len(existing) < len(names):
+        Metric.objects.bulk_create(
+            [Metric(app=app, name=m.name, kind=m.kind, unit=m.unit, lower_is_better=m.lower_is_better)
+             for m in parsed if m.name not in existing],
+            ignore_conflicts=True,
         )
-        for name, sig in sigs.items()
-        if sig not in found
-    ]
-    if missing:
-        Series.objects.bulk_create(missing, ignore_conflicts=True)
-        found = {s.signature: s for s in Series.objects.filter(signature__in=sigs.values())}
+        existing = load()
+    for m in parsed:
+        pk, kind, unit, lower = existing[m.name]
+        if (kind, unit, lower) != (m.kind, m.unit, m.lower_is_better):
+            # The newest upload defines what a metric means (a unit fix in CI should take effect).
+            Metric.objects.filter(pk=pk).update(kind=m.kind, unit=m.unit, lower_is_better=m.lower_is_better)
+    return {name: row[0] for name, row in existing.items()}
+
+
+def _series_ids(app: App, upload: CompleteUpload, metric_ids: dict[str, int]) -> dict[str, int]:
+    sigs = {
+        name: Series.signature_of(app.name, upload.platform, upload.branch, upload.device, name) for name in metric_ids
+    }
+
+    def load() -> dict[str, int]:
+        return dict(Series.objects.filter(signature__in=sigs.values()).values_list("signature", "id"))
+
+    found = load()
+    if len(found) < len(sigs):
+        Series.objects.bulk_create(
+            [Series(signature=sig, app=app, platform=upload.platform, branch=upload.branch, device=upload.device,
+                    metric_id=metric_ids[name]) for name, sig in sigs.items() if sig not in found],
+            ignore_conflicts=True,
+        )
+        found = load()
     return {name: found[sig] for name, sig in sigs.items()}
 
 
-def _measurement_fields(m: ParsedMetric) -> dict[str, object]:
+def _row(m: ParsedMetric) -> tuple[float, bytes | None, int, int | None, int | None]:
     samples = pack_samples(m.samples) if m.samples is not None else None
-    return {
-        "value": summary_value(m),
-        "samples": samples,
-        "n_samples": len(m.samples) if m.samples is not None else 0,
-        "count": m.count,
-        "total": m.total,
-    }
+    return (summary_value(m), samples, len(m.samples) if m.samples is not None else 0, m.count, m.total)
 
 
-def _write_measurements(build: Build, parsed: tuple[ParsedMetric, ...], series: dict[str, Series]) -> int:
-    existing = {
-        row["series_id"]: row
-        for row in Measurement.objects.filter(build=build, series__in=[s.pk for s in series.values()]).values(
-            "id", "series_id", "value", "samples", "n_samples", "count", "total"
-        )
-    }
-    new: list[Measurement] = []
+def _write_measurements(build: Build, parsed: tuple[ParsedMetric, ...], series_ids: dict[str, int], *,
+                        fresh: bool) -> int:
+    """Insert new rows and update changed ones; returns how many were written. A fresh build has no
+    rows yet, so nothing is read back."""
+    existing: dict[int, tuple] = {}
+    if not fresh:
+        for row in Measurement.objects.filter(build=build, series_id__in=series_ids.values()).values_list(
+            "series_id", "id", "value", "samples", "n_samples", "count", "total"
+        ):
+            existing[row[0]] = (row[1], (row[2], bytes(row[3]) if row[3] is not None else None, *row[4:]))
+    new: list[tuple[int, tuple]] = []
     changed: list[Measurement] = []
     for m in parsed:
-        s = series[m.name]
-        fields = _measurement_fields(m)
-        old = existing.get(s.pk)
+        sid = series_ids[m.name]
+        row = _row(m)
+        old = existing.get(sid)
         if old is None:
-            new.append(Measurement(series=s, build=build, build_time=build.timestamp, **fields))
-            continue
-        old_samples = bytes(old["samples"]) if old["samples"] is not None else None
-        if (old["value"], old_samples, old["n_samples"], old["count"], old["total"]) != (
-            fields["value"], fields["samples"], fields["n_samples"], fields["count"], fields["total"]
-        ):
-            changed.append(Measurement(pk=old["id"], series=s, build=build, build_time=build.timestamp, **fields))
+            new.append((sid, row))
+        elif old[1] != row:
+            value, samples, n, count, total = row
+            changed.append(Measurement(pk=old[0], series_id=sid, build=build, build_time=build.timestamp, value=value,
+                                       samples=samples, n_samples=n, count=count, total=total))
     if new:
-        Measurement.objects.bulk_create(new, batch_size=500)
+        _insert(build, new)
     if changed:
         Measurement.objects.bulk_update(
             changed, ["value", "samples", "n_samples", "count", "total", "build_time"], batch_size=500
         )
     return len(new) + len(changed)
+
+
+def _insert(build: Build, rows: list[tuple[int, tuple]]) -> None:
+    """COPY on PostgreSQL (a third of the cost of a parameterised INSERT of 150 rows), else bulk_create."""
+    if connection.vendor == "postgresql":
+        table = Measurement._meta.db_table
+        sql = f"COPY {table} (series_id, build_id, build_time, value, samples, n_samples, count, total) FROM STDIN"
+        with connection.cursor() as cur, cur.cursor.copy(sql) as copy:
+            for sid, (value, samples, n, count, total) in rows:
+                copy.write_row((sid, build.pk, build.timestamp, value, samples, n, count, total))
+        return
+    Measurement.objects.bulk_create(
+        [Measurement(series_id=sid, build=build, build_time=build.timestamp, value=value, samples=samples,
+                     n_samples=n, count=count, total=total) for sid, (value, samples, n, count, total) in rows],
+        batch_size=500,
+    )

@@ -179,7 +179,8 @@ class Measurement(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["build", "series"], name="measurement_unique_per_build")]
-        indexes = [models.Index(fields=["series", "build_time"], name="measurement_series_time")]
+        # Matches ORDER BY build_time DESC, build_id DESC LIMIT n: an index scan per series, no sort.
+        indexes = [models.Index(fields=["series", "-build_time", "-build"], name="measurement_series_recent")]
 
     def sample_list(self) -> list[float] | None:
         return unpack_samples(self.samples)

@@ -91,7 +91,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Redis, cache, Celery -------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Short timeouts: a Redis outage must not stall uploads (the cache is an optimisation).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -142,6 +149,14 @@ PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
 # confirmation join it first), or after PERF_NOTIFY_MAX_DELAY_SECONDS, whichever comes first.
 PERF_NOTIFY_SETTLE_BUILDS = env_int("PERF_NOTIFY_SETTLE_BUILDS", 4, minimum=0)
 PERF_NOTIFY_MAX_DELAY_SECONDS = env_int("PERF_NOTIFY_MAX_DELAY_SECONDS", 1800, minimum=0)
+PERF_NOTIFY_TIMEOUT_SECONDS = env_float("PERF_NOTIFY_TIMEOUT_SECONDS", 10.0, minimum=0.1)
+# Webhook/Slack URLs resolving to loopback or private addresses are refused unless allowed here.
+PERF_WEBHOOK_ALLOW_PRIVATE = env_bool("PERF_WEBHOOK_ALLOW_PRIVATE", False)
+PERF_WEBHOOK_ALLOWED_HOSTS = env_list("PERF_WEBHOOK_ALLOWED_HOSTS", [])
+# Uploads per token per minute (429 with Retry-After beyond it); 0 turns the limit off.
+PERF_UPLOAD_RATE_PER_MINUTE = env_int("PERF_UPLOAD_RATE_PER_MINUTE", 600, minimum=0)
+# Fault injection for the worker-kill test: seconds to sleep inside an analysis. Never set in production.
+PERF_FAULT_ANALYSIS_SLEEP_SECONDS = env_float("PERF_FAULT_ANALYSIS_SLEEP_SECONDS", 0.0, minimum=0.0)
 
 # --- Email ------------------------------------------------------------------------------------------
 _EMAIL_URL = env_str("EMAIL_URL", "")

@@ -37,6 +37,12 @@ def _tasks_in_process(request):
     app.conf.task_always_eager = before
 
 
+@pytest.fixture(autouse=True)
+def _no_upload_rate_limit(settings):
+    """Tests upload far faster than CI does; the limit has its own test."""
+    settings.PERF_UPLOAD_RATE_PER_MINUTE = 0
+
+
 @pytest.fixture
 def app_token(db):
     """An app with an upload token: (App, raw token)."""

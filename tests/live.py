@@ -139,3 +139,47 @@ class PrivateRedis:
             self.proc.terminate()
             self.proc.wait(timeout=10)
             self.proc = None
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of the test's own (initdb + pg_ctl on a free port), run as the postgres
+    user because PostgreSQL refuses to run as root; stopped and removed by the test."""
+
+    def __init__(self, tmp: Path):
+        import shutil
+
+        self.dir = Path(tempfile_dir()) / f"pg-{uuid.uuid4().hex[:8]}"
+        self.port = free_port()
+        self._as_postgres = [] if os.geteuid() != 0 else ["runuser", "-u", "postgres", "--"]
+        self.dir.mkdir(parents=True)
+        if self._as_postgres:
+            shutil.chown(self.dir, "postgres", "postgres")
+        self._run("initdb", "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres", "--no-sync")
+
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *argv: str) -> None:
+        subprocess.run([*self._as_postgres, *argv], check=True, capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        self._run("pg_ctl", "-D", str(self.dir / "data"), "-l", str(self.dir / "log"), "-w", "-t", "60",
+                  "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+
+    def stop(self) -> None:
+        subprocess.run([*self._as_postgres, "pg_ctl", "-D", str(self.dir / "data"), "-m", "fast", "-w", "stop"],
+                       capture_output=True, timeout=120)
+
+    def remove(self) -> None:
+        import shutil
+
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def tempfile_dir() -> str:
+    """A directory the postgres user can enter (pytest's tmp_path may sit under a 0700 root dir)."""
+    import tempfile
+
+    return tempfile.gettempdir()

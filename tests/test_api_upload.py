@@ -233,3 +233,33 @@ def test_it_asks_for_build_fields_a_format_lacks(upload):
     assert r.status_code == 400
     paths = {e["path"] for e in r.json()["errors"]}
     assert {"platform", "branch", "build.id"} <= paths
+
+
+def test_it_limits_uploads_per_token_with_retry_after(upload, settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.PERF_UPLOAD_RATE_PER_MINUTE = 3
+    codes = [upload(native_body(b)).status_code for b in range(5)]
+    assert codes[:3] == [201, 201, 201]
+    r = upload(native_body(9))
+    assert r.status_code == 429
+    assert 1 <= int(r["Retry-After"]) <= 60
+    assert Build.objects.count() == 3
+    cache.clear()
+
+
+def test_it_rejects_unicode_metric_names_with_the_path(upload):
+    body = native_body()
+    body["metrics"][0]["name"] = "startup.kalt.zeit_ü"
+    r = upload(body)
+    assert r.status_code == 400
+    assert r.json()["errors"][0]["path"] == "metrics[0].name"
+
+
+def test_it_rejects_a_huge_sample_list(upload):
+    body = native_body()
+    body["metrics"][0]["samples"] = [1.0] * 10_001
+    r = upload(body)
+    assert r.status_code == 400
+    assert r.json()["errors"][0]["path"] == "metrics[0].samples"

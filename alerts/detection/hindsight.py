@@ -1,14 +1,16 @@
 """Hindsight detection: the whole history is known.
 
 The online pass proposes change points (it already knows where the evidence first sufficed, which is kept
-as ``detected_at``); hindsight then drops withdrawn alerts and re-examines each surviving change point with
-all the data on both sides (from the previous to the next change point, up to ``config.window`` builds each
-side): the culprit is relocated within ``refine_radius`` builds, the levels and p-value re-estimated, and a
-change point that no longer passes the same test and gates is dropped.
+as ``detected_at``). Hindsight re-examines every proposal, withdrawn ones included, with all the data on both
+sides (from the previous kept change point to the next proposal, up to ``config.window`` builds each side):
+the culprit is relocated within ``refine_radius`` builds and the levels and p-value re-estimated. A proposal
+is kept when it passes the same test and gates on that data, or when the online pass confirmed it; duplicate
+proposals of one shift (withdrawn, then raised again) are merged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from .evaluate import build_series, point_fields, review_open, to_change_point
@@ -22,34 +24,35 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
     pts = list(points)
     det = OnlineDetector(kind, lower_is_better, config)
     det.run(pts)
-    cps = [cp for cp in det.history if not cp.withdrawn]
-    if not cps:
+    proposals = sorted(det.history, key=lambda cp: (cp.index, cp.detected_at))
+    if not proposals:
         return []
     fields = [point_fields(p, kind) for p in pts]
+    relaxed = _relaxed(config)
     out: list[ChangePoint] = []
-    for i, cp in enumerate(cps):
+    for i, cp in enumerate(proposals):
+        if out and abs(cp.index - out[-1].index) <= config.refine_radius and cp.direction == out[-1].direction:
+            continue  # the same shift proposed twice (withdrawn, then raised again)
         prev = out[-1].index if out else 0
-        nxt = cps[i + 1].index if i + 1 < len(cps) else len(pts)
+        nxt = next((p.index for p in proposals[i + 1:] if p.index > cp.index + config.refine_radius and
+                    (p.confirmed or not p.withdrawn)), len(pts))
         lo = max(prev, cp.index - config.window)
         hi = min(nxt, cp.index + config.window)
-        if cp.index - lo < 1 or hi - cp.index < 1:
-            out.append(cp)
-            continue
-        window = fields[lo:hi]
-        vals = [f[0] for f in window]
-        cnts = [f[1] for f in window] if kind == "rate" else None
-        tots = [f[2] for f in window] if kind == "rate" else None
-        s = build_series(vals, cnts, tots, lo, kind, [f[3] for f in window])
-        verdict, cand = review_open(s, lo, cp, kind, _relaxed(config), hi_excl=hi)
-        if verdict == "withdraw":
-            continue
-        if cand is None:
-            out.append(cp)
-            continue
-        new = to_change_point(cand, s, lower_is_better, cp.detected_at)
-        new.confirmed = True
-        new.sensitivity = cp.sensitivity
-        out.append(new)
+        verdict, cand, s = "keep", None, None
+        if cp.index - lo >= 2 and hi - cp.index >= 1:
+            window = fields[lo:hi]
+            s = build_series([f[0] for f in window], [f[1] for f in window] if kind == "rate" else None,
+                             [f[2] for f in window] if kind == "rate" else None, lo, kind,
+                             [f[3] for f in window])
+            verdict, cand = review_open(s, lo, cp, kind, relaxed, hi_excl=hi)
+        if verdict == "confirm" and cand is not None and s is not None:
+            new = to_change_point(cand, s, lower_is_better, cp.detected_at)
+            new.confirmed = True
+            new.sensitivity = cp.sensitivity
+            out.append(new)
+        elif cp.confirmed:
+            kept = dataclasses.replace(cp)
+            out.append(kept)
     return out
 
 

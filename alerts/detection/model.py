@@ -51,8 +51,11 @@ class Point:
         if s is not None:
             if len(s) == 0:
                 raise ValueError("Point.samples is empty: omit it (None) or give at least one run")
-            tot = float(np.sum(s)) if isinstance(s, np.ndarray) else math.fsum(s)
-            if not math.isfinite(tot) and not all(math.isfinite(float(x)) for x in s):
+            if isinstance(s, np.ndarray):
+                ok = bool(np.isfinite(s).all())
+            else:
+                ok = math.isfinite(sum(s)) or all(math.isfinite(float(x)) for x in s)  # sum: fast path
+            if not ok:
                 raise ValueError("Point.samples contains NaN or infinite values")
         c, t = self.count, self.total
         if c is not None or t is not None:
@@ -97,8 +100,8 @@ class DetectorConfig:
     abs_threshold: float | None = None
     sensitivity: float = 1.0
     window: int = 96
-    max_after: int = 88
-    min_before: int = 8
+    max_after: int = 80
+    min_before: int = 16
     min_after: int = 3
     confirm_after: int = 8
     refine_radius: int = 6

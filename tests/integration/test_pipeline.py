@@ -76,7 +76,7 @@ def stack(tmp_path):
     env = LiveEnv(tmp_path, redis_url=redis.url)
     env.env.update({
         "PERF_SWEEP_INTERVAL_SECONDS": "2", "PERF_SWEEP_MIN_AGE_SECONDS": "3",
-        "PERF_NOTIFY_SETTLE_BUILDS": "4", "PERF_NOTIFY_MAX_DELAY_SECONDS": "8",
+        "PERF_NOTIFY_SETTLE_BUILDS": "4", "PERF_NOTIFY_MAX_DELAY_SECONDS": "8", "PERF_WEBHOOK_ALLOW_PRIVATE": "true",
         "PATH": f"{VENV_BIN}:{env.env.get('PATH', '')}",
     })
     receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)

@@ -119,6 +119,9 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float | Non
         raise PermanentError(f"bad channel URL: {exc}") from None
     if not parts.hostname:
         raise PermanentError(f"channel URL has no host: {url!r}")
+    from alerts.notify.destinations import check_destination  # imports this module's errors
+
+    check_destination(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
     request = urllib.request.Request(url, data=body, method="POST")
     request.add_header("User-Agent", USER_AGENT)
     for name, value in headers.items():

@@ -1,0 +1,1 @@
+"""Pages that need alerts: team dashboards, the overview, alert groups and the `/` dispatch."""

@@ -1,0 +1,87 @@
+"""The alert group page: what the notification said, triage with a note, reassignment."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from alerts import lifecycle
+from alerts.api import can_triage
+from alerts.models import Alert, AlertGroup
+from alerts.web.format import num, pct, short
+from metrics import dashcache
+
+STATUSES = [s for s in Alert.Status.values if s != Alert.Status.REASSIGNED]
+
+
+def _triage(request: HttpRequest, group: AlertGroup) -> tuple[int, str]:
+    """Apply a POSTed triage to one alert (`alert`=id) or every live alert of the group (`alert`=all)."""
+    status = request.POST.get("status", "")
+    if status not in STATUSES:
+        return 400, f"status must be one of {', '.join(STATUSES)}"
+    target = request.POST.get("alert", "")
+    live = group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
+    if target == "all":
+        alerts = list(live)
+    else:
+        if not target.isdigit():
+            return 400, "alert must be an alert id or 'all'"
+        alerts = list(group.alerts.filter(pk=int(target)))
+        if not alerts:
+            return 404, "no such alert in this group"
+    note = request.POST.get("note")
+    for a in alerts:
+        a.status = status
+        a.reassigned_to = None
+        if note is not None and (note or target != "all"):
+            a.note = note[:5000]
+        a.save(update_fields=["status", "note", "reassigned_to", "updated"])
+    lifecycle.refresh_groups([group.pk])
+    dashcache.bump()
+    return 200, f"{len(alerts)} alert(s) marked {status}"
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
+    group = get_object_or_404(AlertGroup.objects.select_related("build__app", "team"), pk=group_id)
+    allowed = can_triage(request.user.pk, request.user.is_staff, group.team_id)
+    if request.method == "POST":
+        wants_json = request.headers.get("Accept", "").startswith("application/json")
+        if not allowed:
+            msg = f"only members of {group.team.name} or staff can triage"
+            return JsonResponse({"error": msg}, status=403) if wants_json else HttpResponse(msg, status=403)
+        code, msg = _triage(request, group)
+        group.refresh_from_db(fields=["status"])
+        if wants_json:
+            return JsonResponse({"message": msg, "group_status": group.status}, status=code)
+        if code != 200:
+            return HttpResponse(msg, status=code)
+        return redirect(request.POST.get("next") if request.POST.get("next", "").startswith("/") else group.get_absolute_url())
+    alerts = list(group.alerts.select_related("series__metric", "series__app", "previous_build", "build",
+                                              "first_build", "last_build", "reassigned_to__build")
+                  .order_by("detection", "-direction", "series__metric__name"))
+    live = [a for a in alerts if a.detection != Alert.Detection.WITHDRAWN]
+    previous = [a.previous_build for a in live if a.previous_build is not None]
+    first = min(previous, key=lambda b: (b.timestamp, b.pk)) if previous else None
+    candidates = (AlertGroup.objects.filter(build__app=group.build.app, build__platform=group.build.platform)
+                  .exclude(pk=group.pk).select_related("build", "team").order_by("-build__timestamp")[:40])
+    rows = [{
+        "a": a, "metric": a.series.metric.name, "unit": a.series.metric.unit,
+        "before": num(a.before, a.series.metric.unit), "after": num(a.after, a.series.metric.unit),
+        "before_ci": f"{num(a.before_ci_low)} – {num(a.before_ci_high)}" if a.before_ci_low is not None else "",
+        "after_ci": f"{num(a.after_ci_low)} – {num(a.after_ci_high)}" if a.after_ci_low is not None else "",
+        "pct": pct(a.rel_change), "abs": num(a.abs_change, a.series.metric.unit),
+        "sens": pct(a.sensitivity).lstrip("+") if a.sensitivity is not None else "–",
+        "p": f"{a.p_value:.2g}" if a.p_value is not None else "–",
+    } for a in alerts]
+    return render(request, "alerts/group.html", {
+        "group": group, "build": group.build, "previous": first, "rows": rows, "allowed": allowed,
+        "statuses": STATUSES, "candidates": candidates,
+        "commit_from": short(first.commit) if first else "", "commit_to": short(group.build.commit),
+        "counts": {"regressions": sum(1 for a in live if a.direction == Alert.Direction.REGRESSION),
+                   "improvements": sum(1 for a in live if a.direction == Alert.Direction.IMPROVEMENT),
+                   "withdrawn": len(alerts) - len(live)},
+    })

@@ -1,0 +1,1 @@
+"""Pages over metrics only: series graph, distribution, build and compare."""

@@ -1,0 +1,53 @@
+"""Latest builds and the build page: every metric of one build with its analysis state."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Max
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from metrics.models import Build, Measurement, Series
+
+
+def pct(rel: float | None) -> str:
+    return "" if rel is None else f"{rel * 100:+.2f}%"
+
+
+def fmt(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.0f}" if abs(value) >= 10000 else f"{value:.4g}"
+
+
+@login_required
+def builds_home(request: HttpRequest) -> HttpResponse:
+    groups = (Series.objects.values("app__name", "platform", "branch")
+              .annotate(series=Count("id"), last=Max("last_build_time")).order_by("app__name", "platform", "branch"))
+    builds = Build.objects.select_related("app").order_by("-timestamp")[:30]
+    return render(request, "metrics/home.html", {"groups": groups, "builds": builds})
+
+
+def previous_build(b: Build) -> Build | None:
+    return (Build.objects.filter(app_id=b.app_id, platform=b.platform, branch=b.branch, timestamp__lt=b.timestamp)
+            .order_by("-timestamp", "-pk").first())
+
+
+@login_required
+def build_page(request: HttpRequest, app: str, platform: str, build: str) -> HttpResponse:
+    b = get_object_or_404(Build.objects.select_related("app"), app__name=app, platform=platform, ext_id=build)
+    prev = previous_build(b)
+    following = (Build.objects.filter(app_id=b.app_id, platform=b.platform, branch=b.branch, timestamp__gt=b.timestamp)
+                 .order_by("timestamp", "pk").first())
+    before = dict(Measurement.objects.filter(build=prev).values_list("series_id", "value")) if prev else {}
+    rows = []
+    for m in (Measurement.objects.filter(build=b).select_related("series__metric")
+              .order_by("series__metric__name", "series__device")):
+        old = before.get(m.series_id)
+        rel = (m.value - old) / abs(old) if old not in (None, 0) else None
+        worse = None
+        if rel:
+            worse = (rel > 0) == m.series.metric.lower_is_better
+        rows.append({"m": m, "value": fmt(m.value), "previous": fmt(old), "change": pct(rel), "worse": worse,
+                     "runs": (str(m.n_samples) if m.n_samples else f"{m.count}/{m.total}" if m.total is not None else "")})
+    return render(request, "metrics/build.html", {"build": b, "rows": rows, "prev": prev, "next": following})

@@ -1,0 +1,174 @@
+"""Behaviour of the detector: kinds, noise that must not alert, online life cycle, resume, overrides."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from alerts.detection import (
+    DEFAULT,
+    ChangePoint,
+    OnlineDetector,
+    Point,
+    detect_hindsight,
+    detect_online,
+    sensitivity,
+)
+from alerts.detection.online import NOISE_EVERY
+
+from .helpers import rate_series, size_series, time_series
+
+
+def test_it_alerts_on_a_size_jump_on_the_culprit_build_itself():
+    rng = np.random.default_rng(1)
+    pts = size_series(rng, 150, shifts={80: 0.006})
+    det = OnlineDetector("size")
+    raised = []
+    for i, p in enumerate(pts):
+        raised += [(i, e.change_point) for e in det.step(p) if e.type == "raised"]
+    assert [(i, cp.index) for i, cp in raised] == [(80, 80)]
+    cp = raised[0][1]
+    assert cp.direction == "regression" and cp.rel_change == pytest.approx(0.006, abs=5e-4)
+    assert cp.first_index == cp.last_index == 80
+
+
+def test_it_ignores_size_creep():
+    rng = np.random.default_rng(2)
+    assert detect_online(size_series(rng, 400, creep=2e-4), kind="size") == []
+
+
+def test_it_detects_a_time_regression_within_a_few_builds_with_a_full_result():
+    rng = np.random.default_rng(3)
+    pts = time_series(rng, 150, shifts={90: 0.08})
+    cps = detect_online(pts, kind="time")
+    assert len(cps) == 1
+    cp = cps[0]
+    assert abs(cp.index - 90) <= 1 and cp.detected_at - 90 <= 4
+    assert cp.direction == "regression" and cp.confirmed and not cp.withdrawn
+    assert cp.rel_change == pytest.approx(0.08, abs=0.02)
+    assert cp.abs_change == pytest.approx(cp.after - cp.before)
+    assert cp.before_ci[0] < cp.before < cp.before_ci[1] and cp.after_ci[0] < cp.after < cp.after_ci[1]
+    assert 0 <= cp.p_value < 1e-3 and "z-test" in cp.test
+    assert cp.first_index <= cp.index <= cp.last_index
+    assert cp.sensitivity is not None and 0 < cp.sensitivity < 0.08
+
+
+def test_it_reports_an_improvement_given_the_direction():
+    rng = np.random.default_rng(4)
+    pts = time_series(rng, 150, shifts={90: 0.08})
+    assert [c.direction for c in detect_online(pts, kind="time", lower_is_better=False)] == ["improvement"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_it_never_alerts_on_one_flaky_build_or_two_in_a_row(seed):
+    rng = np.random.default_rng(10 + seed)
+    flaky = {40: 0.4, 90: 0.25, 91: 0.3, 150: 0.15}
+    pts = time_series(rng, 200, flaky=flaky, cv=0.03)
+    assert detect_online(pts, kind="time") == []
+
+
+def test_it_ignores_bimodal_slow_runs():
+    rng = np.random.default_rng(5)
+    pts = []
+    for _ in range(200):
+        s = 300 * np.exp(rng.normal(0, 0.04, 15))
+        s = np.where(rng.random(15) < 0.12, s * 1.8, s)
+        pts.append(Point(float(np.median(s)), tuple(s)))
+    assert detect_online(pts, kind="time") == []
+
+
+def test_it_does_not_over_alert_on_over_dispersed_rates():
+    alarms = 0
+    for seed in range(10):
+        alarms += len(detect_online(rate_series(np.random.default_rng(seed), 300, dispersion=15), kind="rate"))
+    assert alarms <= 1
+
+
+def test_it_detects_a_rate_regression():
+    pts = rate_series(np.random.default_rng(6), 200, crashes=200, shifts={100: 1.0})
+    cps = detect_online(pts, kind="rate")
+    assert [(abs(c.index - 100) <= 2, c.direction) for c in cps] == [(True, "regression")]
+    assert "Poisson" in cps[0].test
+
+
+def test_it_withdraws_an_alert_that_does_not_hold():
+    pts = [Point(1000.0)] * 50 + [Point(1100.0)] + [Point(1000.0)] * 10
+    det = OnlineDetector("size")
+    types = [e.type for p in pts for e in det.step(p)]
+    assert types == ["raised", "withdrawn"]
+    assert det.history[0].withdrawn and not det.history[0].confirmed
+    assert [c.withdrawn for c in detect_online(pts, kind="size")] == [True]
+    assert detect_hindsight(pts, kind="size") == []
+
+
+def test_it_confirms_and_refines_an_alert_as_builds_arrive():
+    rng = np.random.default_rng(7)
+    pts = time_series(rng, 140, shifts={70: 0.06}, cv=0.06)
+    det = OnlineDetector("time")
+    events = [e for p in pts for e in det.step(p)]
+    types = [e.type for e in events]
+    assert types[0] == "raised" and "confirmed" in types and "withdrawn" not in types
+    assert events[-1].change_point.confirmed
+
+
+def test_it_resumes_from_a_stored_window_with_the_same_decisions():
+    rng = np.random.default_rng(8)
+    pts = time_series(rng, 260, shifts={60: 0.07, 140: -0.05, 200: 0.1}, flaky={100: 0.3}, cv=0.06)
+    ref = OnlineDetector("time")
+    ref_events = [[(e.type, e.change_point.index, e.change_point.rel_change) for e in ref.step(p)] for p in pts]
+    keep = DEFAULT.window + NOISE_EVERY
+    for k in range(30, 259, 7):
+        stream = OnlineDetector("time")
+        for p in pts[:k]:
+            stream.step(p)
+        stored = [dataclasses.replace(cp) for cp in stream.history]
+        start = max(0, k - keep)
+        det = OnlineDetector.resume(pts[start:k], stored, start_index=start, kind="time")
+        got = [(e.type, e.change_point.index, e.change_point.rel_change) for e in det.step(pts[k])]
+        assert got == ref_events[k], k
+
+
+def test_it_agrees_online_and_in_hindsight_on_clear_shifts():
+    rng = np.random.default_rng(9)
+    pts = time_series(rng, 300, shifts={80: 0.1, 180: -0.08}, cv=0.05)
+    on = [(c.index, c.direction) for c in detect_online(pts, kind="time") if not c.withdrawn]
+    hs = [(c.index, c.direction) for c in detect_hindsight(pts, kind="time")]
+    assert len(on) == len(hs) == 2
+    assert all(abs(a[0] - b[0]) <= 1 and a[1] == b[1] for a, b in zip(on, hs, strict=True))
+    assert all(isinstance(c, ChangePoint) and c.confirmed for c in detect_hindsight(pts, kind="time"))
+
+
+def test_it_applies_per_metric_overrides():
+    rng = np.random.default_rng(10)
+    pts = time_series(rng, 150, shifts={90: 0.05}, cv=0.03)
+    assert len(detect_online(pts, kind="time")) == 1
+    assert detect_online(pts, kind="time", config=DEFAULT.with_overrides(min_change=0.1)) == []
+    assert detect_online(pts, kind="time", config=DEFAULT.with_overrides(abs_threshold=100.0)) == []
+    assert DEFAULT.with_overrides(min_change=None) == DEFAULT
+    size = size_series(np.random.default_rng(11), 100, shifts={50: 0.003})
+    assert detect_online(size, kind="size") == []
+    assert [c.index for c in detect_online(size, kind="size", config=DEFAULT.with_overrides(min_change=0.002))] \
+        == [50]
+
+
+def test_it_is_more_sensitive_with_a_higher_sensitivity_multiplier():
+    rng = np.random.default_rng(12)
+    pts = time_series(rng, 160, shifts={100: 0.035}, cv=0.08, runs=5)
+    plain = detect_online(pts, kind="time")
+    keen = detect_online(pts, kind="time", config=DEFAULT.with_overrides(sensitivity=3.0))
+    assert len(keen) >= len(plain)
+    assert min(c.detected_at for c in keen) <= min((c.detected_at for c in plain), default=10**9)
+
+
+def test_it_reports_a_sensitivity_that_improves_with_builds_and_runs():
+    rng = np.random.default_rng(13)
+    pts = time_series(rng, 120, runs=5, cv=0.1, build_sd=0.002)
+    s3 = sensitivity(pts, kind="time", within_builds=3)
+    s20 = sensitivity(pts, kind="time", within_builds=20)
+    assert s3 is not None and s20 is not None and s20 < s3
+    more_runs = sensitivity(pts, kind="time", within_builds=10, runs=30)
+    assert more_runs < sensitivity(pts, kind="time", within_builds=10)
+    assert sensitivity(size_series(rng, 60), kind="size") == pytest.approx(0.005, rel=0.2)
+    assert sensitivity(rate_series(rng, 60), kind="rate") > 0.1

@@ -1,0 +1,106 @@
+"""Property tests: degenerate and extreme inputs never crash, never alert spuriously; bad input is refused."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from alerts.detection import DetectorConfig, Point, detect_hindsight, detect_online, sensitivity
+
+KIND = st.sampled_from(["time", "memory", "size", "rate", "count", "score", "other"])
+
+
+def _points(kind: str, values: list[float]) -> list[Point]:
+    if kind == "rate":
+        return [Point(v / 1000, count=int(v), total=1000) for v in values]
+    return [Point(v) for v in values]
+
+
+@settings(max_examples=40, deadline=None)
+@given(KIND, st.floats(0.0, 1e12, allow_nan=False), st.integers(1, 150))
+def test_it_never_alerts_on_a_constant_series(kind, value, n):
+    value = float(round(value)) if kind == "rate" else value
+    if kind == "rate":
+        value = min(value, 1000.0)
+    pts = _points(kind, [value] * n)
+    assert detect_online(pts, kind=kind) == []
+    assert detect_hindsight(pts, kind=kind) == []
+
+
+@given(KIND, st.floats(-1e12, 1e12, allow_nan=False))
+def test_it_handles_a_single_point(kind, value):
+    if kind == "rate":
+        pts = [Point(0.001, count=1, total=1000)]
+    else:
+        pts = [Point(value)]
+    assert detect_online(pts, kind=kind) == []
+    assert detect_hindsight(pts, kind=kind) == []
+    assert sensitivity(pts, kind=kind) is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([1e-12, 1e-6, 1.0, 1e6, 1e12]), st.integers(0, 2**31))
+def test_it_finds_the_same_changes_at_any_magnitude(scale, seed):
+    rng = np.random.default_rng(seed)
+    base = np.exp(rng.normal(0, 0.01, 120))
+    base[60:] *= 1.2
+    ref = [(c.index, c.direction) for c in detect_online([Point(float(v)) for v in base], kind="time")]
+    got = [(c.index, c.direction) for c in detect_online([Point(float(v * scale)) for v in base], kind="time")]
+    assert got == ref
+    assert any(abs(i - 60) <= 1 for i, _ in ref)
+
+
+@settings(max_examples=25, deadline=None)
+@given(KIND, st.integers(20, 120))
+def test_it_survives_all_zero_series(kind, n):
+    pts = [Point(0.0, count=0, total=100) for _ in range(n)] if kind == "rate" else [Point(0.0)] * n
+    assert detect_online(pts, kind=kind) == []
+
+
+def test_it_detects_a_jump_from_zero_on_a_linear_scale():
+    pts = [Point(0.0)] * 40 + [Point(5.0)] * 10
+    cps = detect_online(pts, kind="count")
+    assert [c.index for c in cps] == [40]
+    assert cps[0].direction == "regression" and math.isfinite(cps[0].rel_change)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_it_rejects_non_finite_values_with_a_clear_error(bad):
+    with pytest.raises(ValueError, match="finite"):
+        Point(bad)
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=10))
+def test_it_rejects_non_finite_samples(samples):
+    if all(math.isfinite(s) for s in samples):
+        Point(1.0, tuple(samples))
+        Point(1.0, np.array(samples))
+    else:
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            Point(1.0, tuple(samples))
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            Point(1.0, np.array(samples))
+
+
+def test_it_rejects_empty_samples_and_impossible_counts():
+    with pytest.raises(ValueError, match="empty"):
+        Point(1.0, ())
+    with pytest.raises(ValueError, match="non-negative"):
+        Point(0.0, count=-1, total=10)
+    with pytest.raises(ValueError, match="exceeds"):
+        Point(1.0, count=11, total=10)
+    with pytest.raises(ValueError, match="together"):
+        Point(1.0, count=1)
+
+
+def test_it_rejects_nonsense_configuration():
+    with pytest.raises(ValueError):
+        DetectorConfig(target_false_alarms_per_1000_builds=0)
+    with pytest.raises(ValueError):
+        DetectorConfig(sensitivity=-1)
+    with pytest.raises(ValueError):
+        DetectorConfig(min_change=-0.1)

@@ -1,0 +1,179 @@
+"""Each statistic against scipy or a textbook value."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy import stats
+
+from alerts.detection.statistics import (
+    Noise,
+    block_sum_corr,
+    contrast_var,
+    critical_z,
+    effective_candidates,
+    estimate_noise,
+    estimate_rate_noise,
+    estimate_step_noise,
+    fast_median,
+    mad_sigma,
+    median_var_factor,
+    noise_contrast,
+    p_value,
+    rate_shift_test,
+    robust_location,
+    shift_test,
+    trimmed_mean_variance_factor,
+    trimmed_scale,
+)
+
+
+def _ar1_cov(n: int, rho: float) -> np.ndarray:
+    i = np.arange(n)
+    return rho ** np.abs(i[:, None] - i[None, :])
+
+
+@given(arrays(np.float64, st.integers(1, 60), elements=st.floats(-1e6, 1e6)))
+def test_it_computes_the_same_median_as_numpy(x):
+    assert fast_median(x) == pytest.approx(float(np.median(x)), rel=1e-12, abs=1e-9)
+
+
+def test_it_matches_scipys_normal_consistent_mad():
+    x = np.random.default_rng(0).normal(3, 2, 501)
+    assert mad_sigma(x) == pytest.approx(stats.median_abs_deviation(x, scale="normal"), rel=1e-9)
+
+
+def test_it_knows_the_variance_of_small_medians():
+    assert median_var_factor(1) == 1.0 and median_var_factor(2) == 1.0
+    assert median_var_factor(3) == pytest.approx(1.346, abs=0.01)  # 3 * 0.4487 (textbook)
+    assert median_var_factor(10_001) == pytest.approx(math.pi / 2, rel=1e-3)
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.3, 0.7])
+@pytest.mark.parametrize("a,b", [(1, 1), (3, 20), (8, 60)])
+def test_it_computes_ar1_contrast_variance_like_the_covariance_matrix(rho, a, b):
+    n = a + b
+    w = np.concatenate([np.full(b, -1.0 / b), np.full(a, 1.0 / a)])
+    assert contrast_var(a, b, rho) == pytest.approx(float(w @ _ar1_cov(n, rho) @ w), rel=1e-9)
+    assert block_sum_corr(a, rho) == pytest.approx(float(_ar1_cov(a, rho).sum()), rel=1e-9)
+
+
+def test_it_reduces_to_the_textbook_two_sample_variance_without_correlation():
+    assert contrast_var(5, 20, 0.0) == pytest.approx(1 / 5 + 1 / 20)
+    assert noise_contrast(Noise(1.0, 0.5, 50, ar_share=0.0), 5, 20) == pytest.approx(1 / 5 + 1 / 20)
+
+
+def test_it_takes_critical_values_and_p_values_from_student_t():
+    n_eff = effective_candidates(64)
+    assert n_eff == pytest.approx(7.0)
+    z = critical_z(1e-4, 64, 40.0)
+    assert z == pytest.approx(stats.t.isf(1e-4 / (2 * n_eff), 40), rel=1e-6)
+    assert critical_z(1e-4, 1, 1e12) == pytest.approx(stats.norm.isf(0.5e-4), rel=1e-6)
+    assert p_value(3.0, 40.0) == pytest.approx(2 * stats.t.sf(3.0, 40), rel=1e-9)
+    assert critical_z(1e-4, 1, 40.0, sensitivity=2.0) == pytest.approx(critical_z(1e-4, 1, 40.0) / 2)
+
+
+def test_it_estimates_iid_noise_without_autocorrelation():
+    rng = np.random.default_rng(1)
+    est = [estimate_noise(rng.normal(0, 0.02, 96)) for _ in range(200)]
+    assert np.median([e.sigma for e in est]) == pytest.approx(0.02, rel=0.08)
+    assert np.median([e.rho for e in est]) < 0.1
+
+
+def test_it_estimates_ar1_correlation_of_the_runner_effect():
+    rng = np.random.default_rng(2)
+    rhos, sigmas = [], []
+    for _ in range(200):
+        e = np.zeros(96)
+        x = 0.0
+        for i in range(96):
+            x = 0.6 * x + rng.normal(0, math.sqrt(1 - 0.36))
+            e[i] = x
+        n = estimate_noise(e)
+        rhos.append(n.rho)
+        sigmas.append(n.sigma)
+    assert np.median(rhos) == pytest.approx(0.6, abs=0.12)
+    assert np.median(sigmas) == pytest.approx(1.0, rel=0.15)
+
+
+def test_it_separates_within_build_sampling_noise_from_the_runner_effect():
+    rng = np.random.default_rng(3)
+    shares = []
+    for _ in range(100):
+        runner = np.zeros(96)
+        x = 0.0
+        for i in range(96):
+            x = 0.5 * x + rng.normal(0, 0.01 * math.sqrt(0.75))
+            runner[i] = x
+        y = runner + rng.normal(0, 0.01, 96)  # equal within and between variance
+        shares.append(estimate_noise(y, within=1e-4).ar_share)
+    assert np.median(shares) == pytest.approx(0.5, abs=0.15)
+
+
+def test_it_is_robust_to_level_shifts_and_flaky_builds():
+    rng = np.random.default_rng(4)
+    y = rng.normal(0, 0.01, 96)
+    y[50:] += 0.2
+    y[[10, 30, 70]] += 0.3
+    assert 0.008 < estimate_noise(y).sigma < 0.015  # the plain standard deviation is ~0.1
+    assert np.std(y) > 0.09
+    assert trimmed_scale(rng.normal(0, 1, 2000)) == pytest.approx(1.0, rel=0.05)
+
+
+def test_it_estimates_rate_over_dispersion():
+    rng = np.random.default_rng(5)
+    phis = []
+    for _ in range(200):
+        total = (100 / 1e-3 * rng.lognormal(0, 0.3, 96)).astype(int)
+        c = rng.poisson(1e-3 * rng.gamma(20, 1 / 20, 96) * total).astype(float)
+        phis.append(estimate_rate_noise(np.log((c + 0.5) / total), 1 / (c + 0.5)).phi)
+    assert np.median(phis) == pytest.approx(stats.gamma(20, scale=1 / 20).var(), rel=0.3)  # 1/20
+
+
+def test_it_tests_rates_like_the_textbook_poisson_log_ratio_without_dispersion():
+    cb, tb = np.array([100.0] * 10), np.array([1e5] * 10)
+    ca, ta = np.array([130.0] * 3), np.array([1e5] * 3)
+    t = rate_shift_test(cb, tb, ca, ta, Noise(0.0, 0.0, 1e9, phi=0.0))
+    expected = math.log(390.5 / 3e5) - math.log(1000.5 / 1e6)
+    assert t.delta == pytest.approx(expected)
+    assert t.z == pytest.approx(expected / math.sqrt(1 / 390.5 + 1 / 1000.5))
+    assert t.sustained
+
+
+def test_it_uses_robust_levels_that_ignore_a_flaky_build():
+    before = np.zeros(40)
+    after = np.array([0.0, 0.0, 0.5])  # one flaky build of three
+    t = shift_test(before, after, Noise(0.01, 0.0, 40))
+    assert t.delta == 0.0 and not t.sustained
+    loc, f = robust_location(np.array([0.0, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0]))
+    assert loc == 0.0 and f > 1
+
+
+def test_it_gives_a_trimmed_mean_variance_factor_that_matches_simulation():
+    rng = np.random.default_rng(6)
+    x = np.sort(rng.normal(0, 1, (20000, 10)), axis=1)[:, 2:8]
+    predicted = np.mean(np.var(x, axis=1, ddof=1)) * trimmed_mean_variance_factor(10)
+    assert predicted == pytest.approx(np.var(x.mean(axis=1)), rel=0.05)
+
+
+def test_it_scales_size_creep_from_ordinary_steps():
+    rng = np.random.default_rng(7)
+    steps = np.where(rng.random(300) < 0.3, rng.normal(0, 1e-4, 300), 0.0)
+    steps[150] = 0.02
+    n = estimate_step_noise(np.cumsum(steps))
+    assert 2e-5 < n.sigma < 1e-4
+
+
+@settings(max_examples=50)
+@given(st.floats(1e-6, 1e6))
+def test_it_is_scale_free_on_the_log_scale(scale):
+    rng = np.random.default_rng(8)
+    y = rng.normal(0, 0.01, 96)
+    a = estimate_noise(y)
+    b = estimate_noise(y + math.log(scale))
+    assert a.sigma == pytest.approx(b.sigma, rel=1e-6, abs=1e-12)

@@ -1,0 +1,140 @@
+"""Faults with real services of the test's own: a worker killed mid-analysis, PostgreSQL restarted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.factories import history_bodies, native_body
+from tests.live import ROOT, VENV_BIN, LiveEnv, PrivatePostgres, PrivateRedis, wait_http
+
+pytestmark = pytest.mark.integration
+
+APP = "com.example.shop"
+SHIFTS = {"startup.cold.ttid": (30, 0.20), "size.apk.download": (36, 0.03)}
+
+
+def post(url: str, token: str, body: dict) -> tuple[int, dict[str, str]]:
+    req = urllib.request.Request(f"{url}/api/v1/uploads", data=json.dumps(body).encode(), method="POST",
+                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, dict(resp.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers)
+
+
+def get(url: str, token: str) -> dict:
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def start_worker(env: LiveEnv, log: str, **extra: str) -> subprocess.Popen:
+    proc_env = {**env.env, **extra}
+    out = open(env.tmp / log, "wb")  # noqa: SIM115 - closed with the process
+    proc = subprocess.Popen([str(VENV_BIN / "celery"), "-A", "perfplatform", "worker", "--loglevel", "INFO",
+                             "--concurrency", "1", "-n", f"{log}@%h"],
+                            env=proc_env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    env.procs.append(proc)
+    return proc
+
+
+def test_it_completes_an_analysis_whose_worker_was_killed(tmp_path):
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    env = LiveEnv(tmp_path, redis_url=redis.url)
+    env.env.update({"PERF_SWEEP_INTERVAL_SECONDS": "2", "PERF_SWEEP_MIN_AGE_SECONDS": "8",
+                    "PERF_VISIBILITY_TIMEOUT": "15"})
+    try:
+        token = env.token(APP)
+        url = env.start_web()
+        env.start(str(VENV_BIN / "celery"), "-A", "perfplatform", "beat", "--schedule", str(tmp_path / "beat"),
+                  log="beat.log")
+        first = start_worker(env, "w1.log")
+        bodies = history_bodies(45, shifts=SHIFTS)
+        for body in bodies[:40]:
+            assert post(url, token, body)[0] == 201
+        wait_for(lambda: get(f"{url}/api/v1/builds/{APP}/android/39", token)["analysis"] == "done", 120, "history")
+        first.terminate()
+        first.wait(timeout=30)
+
+        slow = start_worker(env, "w2.log", PERF_FAULT_ANALYSIS_SLEEP_SECONDS="30")
+        assert post(url, token, bodies[40])[0] == 201
+        wait_for(lambda: b"analyse_build" in (tmp_path / "w2.log").read_bytes()
+                 and b"received" in (tmp_path / "w2.log").read_bytes(), 60, "the slow worker to take the task")
+        time.sleep(1)
+        os.killpg(slow.pid, signal.SIGKILL)  # the main process and its pool child, mid-analysis
+        slow.wait(timeout=10)
+        assert get(f"{url}/api/v1/builds/{APP}/android/40", token)["analysis"] == "pending"
+
+        start_worker(env, "w3.log")
+        for body in bodies[41:]:
+            assert post(url, token, body)[0] == 201
+        wait_for(lambda: all(get(f"{url}/api/v1/builds/{APP}/android/{i}", token)["analysis"] == "done"
+                             for i in range(40, 45)), 120, "the killed analysis to be redone")
+        alerts = get(f"{url}/api/v1/alerts?app={APP}&limit=500", token)["results"]
+        assert len({(a["metric"], a["build"]) for a in alerts}) == len(alerts)
+        live = {(a["metric"], a["build"]) for a in alerts if a["detection"] != "withdrawn"}
+        assert live == {("startup.cold.ttid", "30"), ("size.apk.download", "36")}
+    finally:
+        env.close()
+        redis.stop()
+
+
+def test_it_answers_503_while_postgres_is_down_and_the_cli_gets_its_upload_in(tmp_path):
+    pg = PrivatePostgres(tmp_path)
+    pg.start()
+    saved = os.environ.get("DATABASE_URL")
+    os.environ["DATABASE_URL"] = pg.url  # LiveEnv creates its database beside this one
+    try:
+        env = LiveEnv(tmp_path)
+    finally:
+        os.environ["DATABASE_URL"] = saved or ""
+    try:
+        token = env.token(APP)
+        url = env.start_web()
+        assert post(url, token, native_body(1))[0] == 201
+
+        pg.stop()
+        status, headers = post(url, token, native_body(2))
+        assert status == 503
+        assert int(headers["Retry-After"]) > 0
+
+        path = tmp_path / "b3.json"
+        path.write_text(json.dumps(native_body(3)))
+        restart = threading.Timer(4.0, pg.start)
+        restart.start()
+        cli = subprocess.run([sys.executable, "-m", "perfplatform.cli", "upload", str(path), "--server", url,
+                              "--token", token, "--retries", "8", "--backoff", "1"],
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120)
+        restart.join()
+        assert cli.returncode == 0, cli.stdout + cli.stderr
+        assert "503" in cli.stderr  # it did meet the outage and retried
+        doc = get(f"{url}/api/v1/builds/{APP}/android/3", token)
+        assert len(doc["measurements"]) == 3
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            get(f"{url}/api/v1/builds/{APP}/android/2", token)
+        assert missing.value.code == 404  # the upload refused during the outage left nothing behind
+        wait_http(url + "/healthz")
+    finally:
+        env.close()
+        pg.remove()
