@@ -77,6 +77,14 @@ def machine() -> dict[str, str]:
     }
 
 
+def loadavg() -> str:
+    """`/proc/loadavg` as it reads now (1, 5, 15 minute load averages, runnable/total, last pid)."""
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "?"
+
+
 def git_state() -> dict[str, str]:
     def run(*cmd: str) -> str:
         return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
@@ -101,6 +109,8 @@ class BenchDB:
         self.env.update(
             DATABASE_URL=self.url, PERF_VAR_DIR=str(self.tmp / "var"), PYTHONPATH=str(self.source), LOG_LEVEL="WARNING"
         )
+        # The benchmarks upload far faster than one CI token would: the per-token limit (600/min) is off.
+        self.env.setdefault("PERF_UPLOAD_RATE_PER_MINUTE", "0")
         if redis_url:
             self.env["REDIS_URL"] = redis_url
         self.procs: list[subprocess.Popen] = []
@@ -130,6 +140,27 @@ class BenchDB:
         url = f"http://127.0.0.1:{port}"
         wait_http(url + "/healthz")
         return url
+
+    def start_celery(self, name: str, concurrency: int = 1, timeout: float = 60.0) -> subprocess.Popen:
+        """`celery -A perfplatform worker --concurrency N` (prefork, all queues); waits for "ready"."""
+        logpath = self.tmp / f"celery-{name}.log"
+        log = open(logpath, "ab")  # noqa: SIM115 - lives as long as the process
+        argv = [str(VENV_BIN / "celery"), "-A", "perfplatform", "worker", "--concurrency", str(concurrency),
+                "-n", f"{name}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle"]
+        proc = subprocess.Popen(argv, env=self.env, cwd=self.source, stdout=log, stderr=subprocess.STDOUT)
+        self.procs.append(proc)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"celery {name} exited: {logpath.read_text(errors='replace')[-2000:]}")
+            if " ready." in logpath.read_text(errors="replace"):
+                return proc
+            time.sleep(0.3)
+        raise TimeoutError(f"celery {name} not ready: {logpath.read_text(errors='replace')[-2000:]}")
+
+    def log_tail(self, name: str, n: int = 30) -> str:
+        path = self.tmp / name
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:]) if path.exists() else ""
 
     def stop_processes(self) -> None:
         for proc in self.procs:

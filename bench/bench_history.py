@@ -203,7 +203,9 @@ def main() -> int:
         loaded = load(db)
         print(f"loaded {loaded['measurements']} measurements ({loaded['measurement_table_size']}) "
               f"in {loaded['metadata_s'] + loaded['copy_s'] + loaded['vacuum_analyze_s']:.1f} s", flush=True)
+        load_before = _pg.loadavg()
         res = measure(args.reps)
+        load_after = _pg.loadavg()
         from django.db import connection
 
         connection.close()
@@ -219,6 +221,7 @@ def main() -> int:
         print(f"{label:<17}{r['queries']:>8}{r['first_call_ms']:>10.1f}{r['same_group']['p50']:>9.1f}"
               f"{r['same_group']['p95']:>9.1f}{r['rotating_6_groups']['p50']:>9.1f}{r['rotating_6_groups']['p95']:>9.1f}"
               f"{r['sql_execute_fetch']['p50']:>9.1f}{r['sql_execute_fetch']['p95']:>9.1f}")
+    print(f"loadavg before {load_before}; after {load_after}")
     targets = {
         label: {"one_or_two_queries": r["queries"] in (1, 2),
                 "p95_lt_50ms": r["same_group"]["p95"] < 50 and r["rotating_6_groups"]["p95"] < 50}
@@ -227,7 +230,7 @@ def main() -> int:
     for label, t in targets.items():
         print(f"targets {label}: " + ", ".join(f"{k}={'met' if v else 'MISSED'}" for k, v in t.items()))
     out = {"benchmark": "history", "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": _pg.machine(),
-           "argv": sys.argv, "load": loaded, "results": res, "targets": targets,
+           "argv": sys.argv, "load": loaded, "loadavg_before": load_before, "loadavg_after": load_after, "results": res, "targets": targets,
            "wall_s": round(time.perf_counter() - started, 1)}
     path = _pg.write_json("history", out)
     print(f"wrote {path.relative_to(_pg.ROOT)} (wall {out['wall_s']} s)")

@@ -262,8 +262,11 @@ def run_config(cfg: dict, args, bodies_json: list[dict], bodies: list[bytes]) ->
                 raise RuntimeError(f"warm-up failed: {w.summary()} {w2.summary()}\n{db.gunicorn_log_tail()}")
             result["warmup"] = w2.summary()
             w.statuses[201] = 1 + w2.statuses.get(201, 0)
+            result["loadavg_before"] = _pg.loadavg()
             one = run_clients(url, token, bodies[s_one], 1, args.max_seconds)
+            result["loadavg_after_1"] = _pg.loadavg()
             many = run_clients(url, token, bodies[s_many], args.clients, args.max_seconds)
+            result["loadavg_after_many"] = _pg.loadavg()
         finally:
             log_tail = db.gunicorn_log_tail(10)
             db.stop_processes()
@@ -283,6 +286,7 @@ def run_config(cfg: dict, args, bodies_json: list[dict], bodies: list[bytes]) ->
         if stored != ok * METRICS_PER_BUILD:
             raise RuntimeError(f"stored {stored} measurements, expected {ok * METRICS_PER_BUILD}")
         result["copy"] = run_copy(db.url, copy_builds, first_pk=10_000_000)
+        result["loadavg_after_copy"] = _pg.loadavg()
     copy_rate = result["copy"]["per_build_txn_builds_per_s"]
     bulk_rate = result["copy"]["bulk_builds_per_s"]
     for key in ("api_1", f"api_{args.clients}"):
@@ -356,6 +360,9 @@ def main() -> int:
     print("\nCOPY reference (builds/s): " + "; ".join(
         f"{r['config']['spec']}: per-build txn {r['copy']['per_build_txn_builds_per_s']}, bulk {r['copy']['bulk_builds_per_s']}"
         for r in results))
+    for r in results:
+        print(f"loadavg {r['config']['spec']}: before {r['loadavg_before']}; after 1 client {r['loadavg_after_1']}; "
+              f"after {args.clients} clients {r['loadavg_after_many']}; after COPY {r['loadavg_after_copy']}")
     for r in results:
         print(f"targets {r['config']['spec']}: " + ", ".join(f"{t}={'met' if v else 'MISSED'}" for t, v in r["targets"].items()))
     if redis_info is not None:

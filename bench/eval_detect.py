@@ -41,6 +41,32 @@ def _work(args):
     return detect_series(json.loads(line), online=online)
 
 
+def null_calibration(series: int = 300, length: int = 300, seed: int = 42) -> list[dict]:
+    """False alarms per 1000 builds on shift-free noise (Gaussian on the log scale, iid and AR(1) 0.5),
+    at two targets, with ``min_change=0`` so that only the statistical threshold acts."""
+    import numpy as np
+
+    from alerts.detection import DEFAULT, Point, detect_online
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for target in (0.1, 1.0):
+        cfg = DEFAULT.with_overrides(target_false_alarms_per_1000_builds=target, min_change=0.0)
+        for phi in (0.0, 0.5):
+            alarms = 0
+            for _ in range(series):
+                e = np.empty(length)
+                x = 0.0
+                for i in range(length):
+                    x = phi * x + rng.normal() * (1 - phi * phi) ** 0.5
+                    e[i] = x
+                pts = [Point(float(v)) for v in 100 * np.exp(0.02 * e)]
+                alarms += len(detect_online(pts, kind="other", config=cfg))
+            rows.append({"target": target, "ar1": phi, "false_alarms_per_1000_builds":
+                         round(1000 * alarms / (series * length), 3)})
+    return rows
+
+
 def generate(eval_dir: Path, profile: str, n: int, seed: int, tmp: Path) -> tuple[Path, Path]:
     series = tmp / f"{profile}-{n}-{seed}.jsonl"
     truth = tmp / f"{profile}-{n}-{seed}-truth.jsonl"
@@ -59,7 +85,12 @@ def main() -> int:
     ap.add_argument("--data-dir", default=None, help="reuse generated sets here (default: a temp dir)")
     ap.add_argument("--details", action="store_true", help="print unmatched detections and misses")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--calibration", action="store_true", help="only run the shift-free calibration check")
     args = ap.parse_args()
+    if args.calibration:
+        for row in null_calibration():
+            print(json.dumps(row))
+        return 0
     eval_dir = Path(args.eval_dir)
     score = _load_module(eval_dir / "score.py", "eval_score")
     tmp = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="detect-eval-"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -17,10 +18,17 @@ VAR_DIR = Path(env_str("PERF_VAR_DIR", str(BASE_DIR / "var")))
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG and env_bool("PERF_REQUIRE_SECRET_KEY", False):
-        raise ImproperlyConfigured("SECRET_KEY must be set")
-    # Only for local runs: production sets SECRET_KEY (docker-compose.yml does).
-    SECRET_KEY = "insecure-local-only-" + str(BASE_DIR)
+    # No key in the repository: a local install generates one under var/ on first start and every
+    # process sharing that directory (gunicorn workers, Celery) reads the same file.
+    _key_file = VAR_DIR / "secret_key"
+    if not _key_file.exists():
+        import secrets as _secrets
+
+        _tmp = _key_file.with_suffix(f".{os.getpid()}")
+        _tmp.write_text(_secrets.token_urlsafe(50))
+        _tmp.chmod(0o600)
+        os.replace(_tmp, _key_file) if not _key_file.exists() else _tmp.unlink()
+    SECRET_KEY = _key_file.read_text().strip()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 PERF_BASE_URL = env_str("PERF_BASE_URL", "http://127.0.0.1:8000").rstrip("/")

@@ -100,8 +100,8 @@ class DetectorConfig:
     abs_threshold: float | None = None
     sensitivity: float = 1.0
     window: int = 96
-    max_after: int = 80
-    min_before: int = 16
+    max_after: int = 88
+    min_before: int = 8
     min_after: int = 3
     confirm_after: int = 8
     refine_radius: int = 6

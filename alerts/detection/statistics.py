@@ -194,51 +194,33 @@ def ar1_from_ratio(r: float) -> float:
     return rho
 
 
-_RHO_GRID = np.linspace(0.0, 0.85, 18)
-_LAGS = np.arange(1, 7)
-#: 1 - rho^l for every grid rho (rows) and lag l = 1..6 (columns).
-_DECAY = 1.0 - _RHO_GRID[:, None] ** _LAGS[None, :]
-
-
 def estimate_noise(y: np.ndarray, within: float | None = None) -> Noise:
     """Robust noise of a level series that may contain a few level shifts and outliers.
 
-    Model: ``e_k = r_k + w_k`` with ``w_k`` independent noise of the build value (variance ``W``: for
-    time/memory at least the sampling noise known from the runs' spread) and ``r_k`` the runner effect,
-    AR(1) with coefficient rho and variance tau^2. Then the semi-variogram is
-    ``v_l = Var(y_k - y_{k-l}) / 2 = W + tau^2 (1 - rho^l)``. ``v_1..v_6`` are estimated with robust
-    (trimmed) scales of the lag-l differences and the model is fitted by least squares in relative error over
-    a grid of rho (``tau^2`` is linear given rho; ``W`` is the known within-build part for time/memory, else 0,
-    i.e. a plain AR(1)). Differences, not deviations from a level, keep the level shifts we look for out of the estimate;
-    the trimming keeps flaky builds and bimodal slow runs out. The within-build spread alone (``W``)
-    understates the noise whenever tau^2 > 0, which is why both are modelled.
+    Model: ``e_k = r_k + w_k`` with ``w_k`` independent sampling noise of the build value (variance ``W``,
+    known from the runs for time/memory, else 0) and ``r_k`` the runner effect, AR(1) with coefficient rho
+    and variance tau^2. Then ``Var(y_k - y_{k-l}) = 2 (W + tau^2 (1 - rho^l))``. With robust (trimmed)
+    scales ``s1``, ``s4`` of the lag-1 and lag-4 differences,
+    ``(s1^2 - W) / (s4^2 - W) = 1 / ((1 + rho)(1 + rho^2))`` gives rho and ``tau^2 = (s4^2 - W)/(1 - rho^4)``.
+    Differences are used (not deviations from a level) so that the level shifts we look for do not inflate
+    the noise; the trimming makes it insensitive to flaky builds and bimodal slow runs. The within-build
+    spread alone (``W``) understates the noise whenever tau^2 > 0, which is why both are modelled.
     """
     n = y.size
     if n < 3:
         return Noise(0.0, 0.0, 1.0)
+    s1 = trimmed_scale(y[1:] - y[:-1]) / math.sqrt(2)
+    s4 = trimmed_scale(y[4:] - y[:-4]) / math.sqrt(2) if n >= 12 else s1
     df = max(1.0, 0.8 * (n - 1))
-    n_lags = int(min(6, max(1, (n - 2) // 8)))
-    v = np.array([trimmed_scale(y[lag:] - y[:-lag]) ** 2 / 2 for lag in range(1, n_lags + 1)])
-    if n_lags < 3 or v[0] <= 0:
-        return Noise(math.sqrt(float(v.max())), 0.0, df, ar_share=0.0)
-    decay = _DECAY[:, :n_lags]
-    wgt = 1.0 / np.maximum(v, 1e-300)  # relative error
-    w = np.full(_RHO_GRID.size, min(within, float(v[0])) if within is not None and within > 0 else 0.0)
-    resid = v[None, :] - w[:, None]
-    tau2 = np.maximum(0.0, (resid * decay * wgt * wgt).sum(1) / (decay * decay * wgt * wgt).sum(1))
-    fit = w[:, None] + tau2[:, None] * decay
-    sse = (((v[None, :] - fit) * wgt) ** 2).sum(1)
-    i = int(np.argmin(sse))
-    rho, t2, w0 = float(_RHO_GRID[i]), float(tau2[i]), float(w[i])
-    sigma2 = w0 + t2 if rho > 0 else float(v[0])
-    sigma2 = max(sigma2, float(v[0]))
-    if sigma2 <= 0:
-        return Noise(0.0, 0.0, df, ar_share=0.0)
-    share = min(1.0, t2 / sigma2) if rho > 0 else 0.0
-    # correlated builds carry less information about sigma: effective sample size n (1 - r) / (1 + r)
-    r_eff = rho * share
-    df = max(1.0, df * (1 - r_eff) / (1 + r_eff))
-    return Noise(sigma=math.sqrt(sigma2), rho=rho, df=df, ar_share=share)
+    v1, v4 = s1 * s1, s4 * s4
+    w = min(within, v1) if within is not None and within > 0 else 0.0
+    a1, a4 = v1 - w, v4 - w
+    if a4 <= 0 or a1 <= 0:
+        return Noise(math.sqrt(max(v1, v4)), 0.0, df, ar_share=0.0)
+    rho = ar1_from_ratio(a1 / a4)
+    tau2 = max(a1, a4 / (1 - rho**4))
+    sigma2 = w + tau2
+    return Noise(sigma=math.sqrt(sigma2), rho=rho, df=df, ar_share=tau2 / sigma2)
 
 
 def noise_contrast(noise: Noise, n_after: int, n_before: int) -> float:

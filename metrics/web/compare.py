@@ -15,6 +15,7 @@ from metrics.models import App, Build, Measurement, unpack_samples
 
 ALPHA = 0.05
 WELCH_KINDS = {"memory", "score"}  # near-normal runs: Welch's t-test; other sampled kinds: Mann-Whitney U
+# Single values: counts get a Poisson test, everything else (sizes) is exact: any difference is real.
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ def significance(kind: str, a: Measurement, b: Measurement) -> Significance:
     if a.total and b.total and a.count is not None and b.count is not None:
         p = two_proportion_p(a.count, a.total, b.count, b.total)
         return Significance(p, "two-proportion z-test", p < ALPHA)
+    if kind == "count" and a.value >= 0 and b.value >= 0 and a.value.is_integer() and b.value.is_integer() \
+            and a.value + b.value > 0:
+        # Two Poisson counts: conditional on their sum, B's share is binomial(0.5) under "no change".
+        p = float(stats.binomtest(int(b.value), int(a.value + b.value), 0.5).pvalue)
+        return Significance(p, "Poisson (conditional binomial) test", p < ALPHA)
     return Significance(None, "exact", a.value != b.value)
 
 

@@ -83,9 +83,10 @@ def series_page(request: HttpRequest, series_id: int) -> HttpResponse:
 def distribution_page(request: HttpRequest, series_id: int) -> HttpResponse:
     s = get_object_or_404(Series.objects.select_related("app", "metric"), pk=series_id)
     n = _int_param(request, "n", 300, 10, 2000)
-    bins = _int_param(request, "bins", 48, 8, 200)
     points = recent_points([s.pk], limit=n, with_samples=True).get(s.pk, [])
     runs = [p.samples if p.samples else [p.value] for p in points]
+    typical = int(np.median([len(r) for r in runs])) if runs else 1
+    bins = _int_param(request, "bins", max(12, min(48, round(6 * math.sqrt(typical)))), 4, 200)
     has_runs = any(p.samples and len(p.samples) > 1 for p in points)
     flat = np.concatenate([np.asarray(r, dtype=float) for r in runs]) if runs else np.array([])
     counts: list[int] = []

@@ -10,12 +10,15 @@
   var cw = W / Math.max(1, nb), ch = H / bins;
   ctx.fillStyle = "#ffffff";
   ctx.fillRect(0, 0, W, H);
+  var maxFrac = 0;
+  for (var j = 0; j < nb; j++) for (var q = 0; q < bins; q++) maxFrac = Math.max(maxFrac, d.counts[j * bins + q] / (d.n[j] || 1));
+  maxFrac = maxFrac || 1;
   for (var i = 0; i < nb; i++) {
     var total = d.n[i] || 1;
     for (var k = 0; k < bins; k++) {
       var c = d.counts[i * bins + k];
       if (!c) continue;
-      var f = Math.min(1, 0.15 + 0.85 * c / total);
+      var f = Math.min(1, 0.2 + 0.8 * (c / total) / maxFrac);
       // light yellow -> dark red (FlameScope-like), always dark enough to see on white
       var r = Math.round(255 - 120 * f), g = Math.round(220 - 200 * f), b = Math.round(120 - 110 * f);
       ctx.fillStyle = "rgb(" + r + "," + g + "," + b + ")";

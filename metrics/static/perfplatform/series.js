@@ -63,10 +63,10 @@
   var opts = {
     width: width(), height: 380, series: series, bands: bands, plugins: [markerPlugin],
     scales: {x: {time: false}},
-    axes: [{values: function (u, splits) { return splits.map(fmtDate); }, stroke: "#1b1f24", grid: {stroke: "#e3e7eb"}},
+    axes: [{values: function (u, splits) { return splits.map(fmtDate); }, stroke: "#1b1f24", grid: {stroke: "#e3e7eb"}, space: 110},
            {values: function (u, splits) { return splits.map(fmt); }, stroke: "#1b1f24", grid: {stroke: "#e3e7eb"}, size: 70}],
     cursor: {drag: {x: true, y: false}},
-    legend: {show: true}
+    legend: {show: false}
   };
   var u = new uPlot(opts, data, el);
   window.perfSeriesPlot = u;
