@@ -17,7 +17,7 @@ from collections import defaultdict
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from alerts import lifecycle
@@ -81,6 +81,11 @@ def _analyse(build_pk: int) -> str:
     # Enough history for the detector's window before the build, plus builds to replay after it.
     history = recent_points([s.pk for s in series], limit=config.window + REPLAY_MAX, with_samples=True)
     window_builds = {p.build_id for pts in history.values() for p in pts}
+    # Series positions, so the resumed detector sees the same indices as one that streamed it all.
+    lengths = dict(
+        Measurement.objects.filter(series_id__in=series_ids).values("series_id").annotate(n=Count("id"))
+        .values_list("series_id", "n")
+    )
     stored: dict[int, list[Alert]] = defaultdict(list)
     for a in Alert.objects.filter(series_id__in=series_ids, build_id__in=window_builds):
         stored[a.series_id].append(a)
@@ -91,7 +96,8 @@ def _analyse(build_pk: int) -> str:
         pts = history.get(s.pk, [])
         metric = s.metric
         cfg = config.with_overrides(**metric_overrides(build.app.name, s.platform, metric.name, overrides))
-        ctx = lifecycle.SeriesContext(s, pts, owners.team_id(build.app.name, s.platform, metric.name))
+        ctx = lifecycle.SeriesContext(s, pts, owners.team_id(build.app.name, s.platform, metric.name),
+                                      offset=lengths.get(s.pk, len(pts)) - len(pts))
         pos = next((i for i, p in enumerate(pts) if p.build_id == build.pk), None)
         if pos is not None:
             touched_groups |= replay_series(ctx, stored[s.pk], pos, metric.kind, metric.lower_is_better, cfg)
@@ -117,16 +123,18 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
                   cfg: DetectorConfig) -> set[int]:
     """Resume the detector before window index `pos` and step it through the rest of the window.
 
-    Returns the ids of the alert groups it touched.
+    The detector works in series positions (`ctx.offset` + window index), as a detector that streamed
+    the whole series would. Returns the ids of the alert groups it touched.
     """
-    pts = ctx.points
-    index_of = {p.build_id: i for i, p in enumerate(pts)}
-    decided_before = [a for a in alerts if index_of.get(a.detected_build_id, -1) < pos]
-    replayed = [a for a in alerts if index_of.get(a.detected_build_id, -1) >= pos]
+    pts, offset = ctx.points, ctx.offset
+    index_of = {p.build_id: offset + i for i, p in enumerate(pts)}
+    first_replayed = offset + pos
+    decided_before = [a for a in alerts if index_of.get(a.detected_build_id, -1) < first_replayed]
+    replayed = [a for a in alerts if index_of.get(a.detected_build_id, -1) >= first_replayed]
     prior = [cp for a in decided_before if (cp := lifecycle.as_change_point(a, index_of)) is not None]
     points = [to_point(p, kind) for p in pts]
-    det = OnlineDetector.resume(points[:pos], prior, start_index=0, kind=kind, lower_is_better=lower_is_better,
-                                config=cfg)
+    det = OnlineDetector.resume(points[:pos], prior, start_index=offset, kind=kind,
+                                lower_is_better=lower_is_better, config=cfg)
     open_alert = None
     if det.open is not None:
         open_alert = next((a for a in decided_before if index_of.get(a.build_id) == det.open.index
@@ -138,11 +146,11 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
             cp = event.change_point
             if event.type == "raised":
                 replay_hit = next((a for a in replayed if a.build_id == ctx.build_at(cp.index)), None)
-                alert = lifecycle.save_change_point(cp, ctx, detected_build_id=pts[event.at].build_id,
+                alert = lifecycle.save_change_point(cp, ctx, detected_build_id=ctx.build_at(event.at),
                                                     existing=replay_hit)
                 open_alert = alert
             else:
-                alert = lifecycle.save_change_point(cp, ctx, detected_build_id=pts[event.at].build_id,
+                alert = lifecycle.save_change_point(cp, ctx, detected_build_id=ctx.build_at(event.at),
                                                     existing=open_alert)
                 open_alert = None if event.type in ("confirmed", "withdrawn") else alert
             kept.add(alert.pk)

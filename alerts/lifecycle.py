@@ -24,17 +24,18 @@ class SeriesContext:
     """What the lifecycle needs of one series during one analysis."""
 
     series: Series
-    points: list[HistoryPoint]  # the loaded window, oldest first; detector index i is points[i]
+    points: list[HistoryPoint]  # the loaded window, oldest first
     team_id: int
+    offset: int = 0  # the series position of points[0]: detector index i is points[i - offset]
 
     def build_at(self, index: int) -> int:
-        return self.points[max(0, min(index, len(self.points) - 1))].build_id
+        return self.points[max(0, min(index - self.offset, len(self.points) - 1))].build_id
 
 
 def _fields(cp: ChangePoint, ctx: SeriesContext) -> dict:
     culprit = cp.index
     return {
-        "previous_build_id": ctx.build_at(culprit - 1) if culprit > 0 else None,
+        "previous_build_id": ctx.build_at(culprit - 1) if culprit - 1 >= ctx.offset else None,
         "first_build_id": ctx.build_at(cp.first_index),
         "last_build_id": ctx.build_at(cp.last_index),
         "direction": cp.direction,
@@ -92,7 +93,7 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
 
 
 def as_change_point(alert: Alert, index_of: dict[int, int]) -> ChangePoint | None:
-    """The stored alert as the detector's ChangePoint, with indices in the loaded window."""
+    """The stored alert as the detector's ChangePoint; `index_of` maps build ids to series positions."""
     if alert.build_id not in index_of:
         return None
     idx = index_of[alert.build_id]

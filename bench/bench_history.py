@@ -124,7 +124,24 @@ def stats(ms: list[float]) -> dict:
             "mean": round(statistics.fmean(ms), 2), "min": round(min(ms), 2), "max": round(max(ms), 2)}
 
 
-def measure(reps: int) -> dict:
+def psql_timing(db_url: str, sqls: list[str], runs: int) -> dict:
+    """`psql -c '\\timing on'` of the statements, output discarded: median of `runs` per statement."""
+    import subprocess
+
+    out = {}
+    for n, q in enumerate(sqls):
+        times = []
+        for _ in range(runs):
+            res = subprocess.run(["psql", "-X", "-q", db_url, "-o", "/dev/null", "-c", "\\timing on", "-c", q],
+                                 capture_output=True, text=True, timeout=60)
+            for line in res.stdout.splitlines():
+                if line.startswith("Time:"):
+                    times.append(float(line.split()[1]))
+        out["measurements" if n == 0 else f"builds_{n}"] = round(statistics.median(times), 1) if times else None
+    return out
+
+
+def measure(reps: int, db_url: str) -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -151,7 +168,8 @@ def measure(reps: int) -> dict:
         with CaptureQueriesContext(connection) as ctx:
             pts = recent_points(ids, limit=LIMIT, with_samples=with_samples)
         n_queries = len(ctx.captured_queries)
-        sql = ctx.captured_queries[-1]["sql"]
+        sqls = [q["sql"] for q in ctx.captured_queries]  # as executed (parameters inlined)
+        sql = sqls[0]  # the measurement read; sqls[1:] the builds
         n_points = sum(len(v) for v in pts.values())
         assert len(pts) == N_METRICS and all(len(v) == LIMIT for v in pts.values()), "wrong shape"
         assert first.keys() == pts.keys()
@@ -171,20 +189,26 @@ def measure(reps: int) -> dict:
             t = time.perf_counter()
             recent_points(gids, limit=LIMIT, with_samples=with_samples)
             rotating.append((time.perf_counter() - t) * 1000)
-        # The same statement without the Python side (HistoryPoint building, unpacking samples).
+        # The same statements without the Python side (HistoryPoint building, unpacking samples): executed
+        # and fetched through Django's cursor, then with psql (server + libpq + psql's text output).
         sql_only = []
         with connection.cursor() as cur:
             for _ in range(reps):
                 t = time.perf_counter()
-                cur.execute(sql)
-                cur.fetchall()
+                for q in sqls:
+                    cur.execute(q)
+                    cur.fetchall()
                 sql_only.append((time.perf_counter() - t) * 1000)
             cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql)
             plan = "\n".join(r[0] for r in cur.fetchall())
+        server_ms = float(plan.rsplit("Execution Time:", 1)[1].split()[0]) if "Execution Time:" in plan else None
+        psql_ms = psql_timing(db_url, sqls, runs=7)
         out[label] = {
             "group": name, "queries": n_queries, "points": n_points, "first_call_ms": round(first_ms, 2),
             "same_group": stats(same), "rotating_6_groups": stats(rotating), "sql_execute_fetch": stats(sql_only),
-            "sql": sql, "explain_analyze": plan,
+            "server_execution_ms_explain": server_ms, "psql_timing_ms": psql_ms,
+            "python_side_ms_p50": round(stats(same)["p50"] - stats(sql_only)["p50"], 2),
+            "sql": sqls, "explain_analyze": plan,
         }
     return out
 
@@ -204,7 +228,7 @@ def main() -> int:
         print(f"loaded {loaded['measurements']} measurements ({loaded['measurement_table_size']}) "
               f"in {loaded['metadata_s'] + loaded['copy_s'] + loaded['vacuum_analyze_s']:.1f} s", flush=True)
         load_before = _pg.loadavg()
-        res = measure(args.reps)
+        res = measure(args.reps, db.url)
         load_after = _pg.loadavg()
         from django.db import connection
 
@@ -221,6 +245,10 @@ def main() -> int:
         print(f"{label:<17}{r['queries']:>8}{r['first_call_ms']:>10.1f}{r['same_group']['p50']:>9.1f}"
               f"{r['same_group']['p95']:>9.1f}{r['rotating_6_groups']['p50']:>9.1f}{r['rotating_6_groups']['p95']:>9.1f}"
               f"{r['sql_execute_fetch']['p50']:>9.1f}{r['sql_execute_fetch']['p95']:>9.1f}")
+    for label, r in res.items():
+        print(f"{label}: server execution (EXPLAIN ANALYZE) {r['server_execution_ms_explain']} ms; psql \\timing "
+              f"{r['psql_timing_ms']}; Django cursor execute+fetch p50 {r['sql_execute_fetch']['p50']} ms; "
+              f"Python side (HistoryPoints, samples) ~{r['python_side_ms_p50']} ms")
     print(f"loadavg before {load_before}; after {load_after}")
     targets = {
         label: {"one_or_two_queries": r["queries"] in (1, 2),

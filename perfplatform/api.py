@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -64,3 +64,8 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 @api.exception_handler(ApiError)
 def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
     return _errors(api, request, exc.status, [{"path": exc.path, "message": exc.message}])
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _errors(api, request, 404, [{"path": "", "message": "not found"}])

@@ -93,3 +93,28 @@ def test_it_records_a_failed_analysis_and_keeps_the_build_visible(upload, monkey
     build = Build.objects.get()
     assert build.analysis == Build.Analysis.FAILED
     assert "detector exploded" in build.analysis_error
+
+
+def test_it_raises_the_same_alerts_as_the_streaming_detector(upload):
+    """The worker resumes from a sliding window of stored points; its decisions must equal those of
+    `detect_online` streaming the whole series (what `perfplatform detect --online` and the eval run)."""
+    import numpy as np
+
+    from alerts.analysis import to_point
+    from alerts.detection import detect_online
+    from metrics.history import recent_points
+    from metrics.models import Series
+
+    bodies = history_bodies(170, shifts={"startup.cold.ttid": (60, 0.08), "frames.feed.p90": (130, -0.10),
+                                         "size.apk.download": (150, 0.01)}, seed=3)
+    upload_all(upload, bodies)
+    for s in Series.objects.select_related("metric"):
+        pts = recent_points([s.pk], limit=10_000)[s.pk]
+        assert len(pts) == 170
+        expected = detect_online([to_point(p, s.metric.kind) for p in pts], kind=s.metric.kind,
+                                 lower_is_better=s.metric.lower_is_better)
+        want = sorted((pts[cp.index].build_ext_id, cp.direction, cp.withdrawn) for cp in expected)
+        got = sorted((a.build.ext_id, a.direction, a.detection == "withdrawn")
+                     for a in Alert.objects.filter(series=s).select_related("build"))
+        assert got == want, s.metric.name
+    assert np.any([a.build.ext_id == "60" for a in live_alerts()])

@@ -4,17 +4,29 @@ A scan computes, for every admissible split ``j`` of a segment (before = ``seg[:
 the standardized difference of the two means (the Gaussian GLR statistic for one mean shift, as in binary
 segmentation, CUSUM and Perfherder's t-test), in O(n) with cumulative sums. It only *locates* the shift; the
 decision uses the robust tests of :mod:`.statistics`. To keep one flaky build from dragging the location,
-values are winsorized at ``center +- 3 sigma`` before scanning.
+values are winsorized at ``running median of 3 +- 3 sigma`` before scanning.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .statistics import RATE_OFFSET, fast_median
+from .statistics import RATE_OFFSET
 
 WINSOR = 3.0
 LR_DROP = 3.84  # chi^2_1 95% quantile: culprits whose squared statistic is within this of the best
+
+
+def running_median3(x: np.ndarray) -> np.ndarray:
+    """Median of each value and its two neighbours (ends use their one neighbour twice).
+
+    A running median of 3 removes a one-build spike but follows a level step exactly, so clipping
+    around it tames flaky builds without flattening the shift being located (clipping around the
+    segment's median would clip every post-shift value and blur the culprit).
+    """
+    padded = np.concatenate(([x[1]], x, [x[-2]]))
+    stacked = np.stack((padded[:-2], padded[1:-1], padded[2:]))
+    return np.median(stacked, axis=0)
 
 
 def split_scores(seg: np.ndarray, lo: int, hi: int, sigma: float) -> np.ndarray:
@@ -23,8 +35,8 @@ def split_scores(seg: np.ndarray, lo: int, hi: int, sigma: float) -> np.ndarray:
     Units are those of ``seg`` (divide by sigma for a z value). ``1 <= lo <= hi <= n - 1``.
     """
     n = seg.size
-    if sigma > 0:
-        center = fast_median(seg)
+    if sigma > 0 and n >= 3:
+        center = running_median3(seg)
         x = np.minimum(np.maximum(seg, center - WINSOR * sigma), center + WINSOR * sigma)
     else:
         x = seg

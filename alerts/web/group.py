@@ -67,7 +67,7 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
     previous = [a.previous_build for a in live if a.previous_build is not None]
     first = min(previous, key=lambda b: (b.timestamp, b.pk)) if previous else None
     candidates = (AlertGroup.objects.filter(build__app=group.build.app, build__platform=group.build.platform)
-                  .exclude(pk=group.pk).select_related("build", "team").order_by("-build__timestamp")[:40])
+                  .exclude(build_id=group.build_id).select_related("build", "team").order_by("-build__timestamp")[:40])
     rows = [{
         "a": a, "metric": a.series.metric.name, "unit": a.series.metric.unit,
         "before": num(a.before, a.series.metric.unit), "after": num(a.after, a.series.metric.unit),

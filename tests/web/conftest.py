@@ -29,6 +29,11 @@ class World:
 
 
 @pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     cache.clear()
     yield
@@ -98,6 +103,9 @@ def world(db, django_user_model) -> World:
         "older": alert("startup.cold.ttid", groups["older"], builds[20], builds[19], 400.0, 380.0,
                        direction="improvement", detection="withdrawn"),
     }
+    from alerts import lifecycle
+
+    lifecycle.refresh_groups([g.pk for g in groups.values()])
     member = django_user_model.objects.create_user("alice", password="pw")
     teams["startup-perf"].members.add(member)
     outsider = django_user_model.objects.create_user("mallory", password="pw")

@@ -23,7 +23,10 @@ def test_it_lists_open_groups_with_range_and_changes(client, world):
 
 
 def test_it_orders_open_groups_newest_first(client, world):
+    from alerts import lifecycle
+
     Alert.objects.filter(pk=world.alerts["older"].pk).update(detection="confirmed")
+    lifecycle.refresh_groups([world.groups["older"].pk])
     login(client, world.member)
     rows = client.get("/teams/startup-perf/").context["rows"]
     assert [row["build"].ext_id for row in rows] == ["b30", "b20"]

@@ -10,9 +10,15 @@
   for (var i = 0; i < n; i++) xs[i] = i;
   var hasBand = d.lo.some(function (v) { return v !== null; });
   var markers = {};   // build index -> alert
-  var fmtDate = function (i) {
-    var t = d.x[Math.max(0, Math.min(n - 1, Math.round(i)))];
-    return t ? new Date(t * 1000).toISOString().slice(0, 10) : "";
+  var clampI = function (i) { return Math.max(0, Math.min(n - 1, Math.round(i))); };
+  var axisDates = function (u, splits) {
+    var span = d.x[clampI(u.scales.x.max)] - d.x[clampI(u.scales.x.min)];
+    return splits.map(function (i) {
+      var t = d.x[clampI(i)];
+      if (!t) return "";
+      var iso = new Date(t * 1000).toISOString();
+      return span < 10 * 86400 ? iso.slice(5, 10) + " " + iso.slice(11, 16) : iso.slice(0, 10);
+    });
   };
   function fmt(v) {
     if (v === null || v === undefined) return "–";
@@ -63,7 +69,7 @@
   var opts = {
     width: width(), height: 380, series: series, bands: bands, plugins: [markerPlugin],
     scales: {x: {time: false}},
-    axes: [{values: function (u, splits) { return splits.map(fmtDate); }, stroke: "#1b1f24", grid: {stroke: "#e3e7eb"}, space: 110},
+    axes: [{values: axisDates, stroke: "#1b1f24", grid: {stroke: "#e3e7eb"}, space: 110},
            {values: function (u, splits) { return splits.map(fmt); }, stroke: "#1b1f24", grid: {stroke: "#e3e7eb"}, size: 70}],
     cursor: {drag: {x: true, y: false}},
     legend: {show: false}

@@ -1,0 +1,88 @@
+"""Alert group page: the notification's content, triage with a note, reassignment, permissions."""
+
+from __future__ import annotations
+
+import json
+
+from django.test import Client
+
+from alerts.models import Alert, AlertGroup
+from tests.web.conftest import login
+
+
+def test_it_shows_what_the_notification_says(client, world):
+    login(client, world.outsider)
+    g = world.groups["startup"]
+    r = client.get(f"/alerts/{g.pk}/")
+    html = r.content.decode()
+    assert r.status_code == 200
+    assert "startup-perf" in html and "startup.cold.ttid" in html and "+20.0%" in html
+    assert 'href="/builds/com.example.shop/android/b29/"' in html and 'href="/builds/com.example.shop/android/b30/"' in html
+    assert f"{29:040x}"[:10] in html and f"{30:040x}"[:10] in html  # the commit range
+    assert "/compare/?a=b29&amp;b=b30" in html
+    assert f'href="/series/{world.series["startup.cold.ttid"].pk}/"' in html
+    assert "only members of startup-perf or staff can triage" in html
+    assert 'name="status"' not in html  # no triage controls for a reader
+
+
+def test_it_triages_one_alert_with_a_note(client, world):
+    login(client, world.member)
+    g, a = world.groups["startup"], world.alerts["startup"]
+    html = client.get(f"/alerts/{g.pk}/").content.decode()
+    assert f'for="status-{a.pk}"' in html and f'for="note-{a.pk}"' in html
+    r = client.post(f"/alerts/{g.pk}/", {"alert": a.pk, "status": "wontfix", "note": "accepted: new feature"})
+    assert r.status_code == 302
+    a.refresh_from_db()
+    assert (a.status, a.note) == ("wontfix", "accepted: new feature")
+    assert AlertGroup.objects.get(pk=g.pk).status == "resolved"
+    assert "accepted: new feature" in client.get(f"/alerts/{g.pk}/").content.decode()
+
+
+def test_it_rejects_bad_triage_input(client, world):
+    login(client, world.staff)
+    g = world.groups["startup"]
+    assert client.post(f"/alerts/{g.pk}/", {"alert": "all", "status": "bogus"}).status_code == 400
+    assert client.post(f"/alerts/{g.pk}/", {"alert": world.alerts["size"].pk, "status": "fixed"}).status_code == 404
+
+
+def test_it_refuses_non_members_and_enforces_csrf(world):
+    g, a = world.groups["startup"], world.alerts["startup"]
+    c = Client(enforce_csrf_checks=True)
+    c.force_login(world.outsider)
+    c.get(f"/alerts/{g.pk}/")
+    token = c.cookies["csrftoken"].value
+    r = c.post(f"/alerts/{g.pk}/", {"alert": a.pk, "status": "invalid", "csrfmiddlewaretoken": token})
+    assert r.status_code == 403
+    c.force_login(world.member)
+    assert c.post(f"/alerts/{g.pk}/", {"alert": a.pk, "status": "invalid"}).status_code == 403  # no token
+    c.get(f"/alerts/{g.pk}/")
+    token = c.cookies["csrftoken"].value
+    r = c.post(f"/alerts/{g.pk}/", {"alert": a.pk, "status": "invalid"}, HTTP_X_CSRFTOKEN=token)
+    assert r.status_code == 302
+    a.refresh_from_db()
+    assert a.status == "invalid"
+
+
+def test_it_offers_other_builds_groups_and_reassigns_through_the_api(client, world):
+    login(client, world.member)
+    g, a, target = world.groups["startup"], world.alerts["startup"], world.groups["older"]
+    r = client.get(f"/alerts/{g.pk}/")
+    assert target.pk in [c.pk for c in r.context["candidates"]]
+    assert f'data-reassign="{a.pk}"' in r.content.decode()
+    r = client.patch(f"/api/v1/alerts/{a.pk}", data=json.dumps({"status": "reassigned", "reassigned_to": target.pk}),
+                     content_type="application/json")
+    assert r.status_code == 200
+    a.refresh_from_db()
+    assert (a.status, a.reassigned_to_id) == ("reassigned", target.pk)
+    html = client.get(f"/alerts/{g.pk}/").content.decode()
+    assert f'href="/alerts/{target.pk}/">build b20</a>' in html
+
+
+def test_it_lets_staff_triage_and_lists_withdrawn_alerts_apart(client, world):
+    login(client, world.staff)
+    g = world.groups["older"]
+    r = client.get(f"/alerts/{g.pk}/")
+    assert r.context["allowed"] is True and r.context["counts"]["withdrawn"] == 1
+    assert 'class="withdrawn"' in r.content.decode()
+    assert client.post(f"/alerts/{world.groups['size'].pk}/", {"alert": "all", "status": "fixed"}).status_code == 302
+    assert set(Alert.objects.filter(group=world.groups["size"]).values_list("status", flat=True)) == {"fixed"}

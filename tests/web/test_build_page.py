@@ -1,0 +1,31 @@
+"""Build page: every metric of a build, its analysis state, the change from the previous build."""
+
+from __future__ import annotations
+
+from metrics.models import Build
+from tests.web.conftest import login
+
+
+def test_it_lists_all_metrics_with_the_change_from_the_previous_build(client, world):
+    login(client, world.outsider)
+    r = client.get("/builds/com.example.shop/android/b30/")
+    assert r.status_code == 200
+    rows = {x["m"].series.metric.name: x for x in r.context["rows"]}
+    assert set(rows) == set(world.series)
+    assert rows["size.apk.download"]["change"] == "+0.00%" and rows["size.apk.download"]["worse"] is True
+    assert rows["crash.rate"]["runs"].endswith("/100000")
+    assert r.context["prev"].ext_id == "b29" and r.context["next"].ext_id == "b31"
+    html = r.content.decode()
+    assert "state-done" in html and "/compare/?a=b29&amp;b=b30" in html
+
+
+def test_it_shows_a_pending_or_failed_analysis(client, world):
+    Build.objects.filter(ext_id="b31").update(analysis="failed", analysis_error="boom")
+    login(client, world.outsider)
+    html = client.get("/builds/com.example.shop/android/b31/").content.decode()
+    assert "state-failed" in html and "boom" in html
+
+
+def test_it_answers_404_for_an_unknown_build(client, world):
+    login(client, world.outsider)
+    assert client.get("/builds/com.example.shop/android/nope/").status_code == 404

@@ -1,0 +1,87 @@
+"""Compare page: change and significance per metric kind, checked against scipy."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import stats
+
+from metrics.models import Measurement
+from metrics.web.compare import two_proportion_p
+from tests.web.conftest import login
+
+
+def rows(client, a="b10", b="b35", **extra):
+    q = "&".join(f"{k}={v}" for k, v in {"a": a, "b": b, **extra}.items())
+    r = client.get(f"/compare/?{q}")
+    assert r.status_code == 200
+    return {x["metric"].name: x for x in r.context["rows"]}, r
+
+
+def m(world, name, build):
+    return Measurement.objects.get(series=world.series[name], build__ext_id=build)
+
+
+def test_it_uses_mann_whitney_for_times_and_matches_scipy(client, world):
+    login(client, world.outsider)
+    got, _ = rows(client)
+    x, y = m(world, "startup.cold.ttid", "b10"), m(world, "startup.cold.ttid", "b35")
+    expected = stats.mannwhitneyu(x.sample_list(), y.sample_list(), alternative="two-sided").pvalue
+    row = got["startup.cold.ttid"]
+    assert row["sig"].test == "Mann-Whitney U"
+    assert row["sig"].p == pytest.approx(expected, rel=1e-12)
+    assert row["sig"].significant and row["direction"] == "worse"
+    assert row["rel"] == pytest.approx((y.value - x.value) / x.value)
+
+
+def test_it_uses_welch_for_memory_and_matches_scipy(client, world):
+    login(client, world.outsider)
+    got, _ = rows(client)
+    x, y = m(world, "memory.pss.steady", "b10"), m(world, "memory.pss.steady", "b35")
+    expected = stats.ttest_ind(x.sample_list(), y.sample_list(), equal_var=False).pvalue
+    assert got["memory.pss.steady"]["sig"].test == "Welch t-test"
+    assert got["memory.pss.steady"]["sig"].p == pytest.approx(expected, rel=1e-12)
+
+
+def test_it_uses_a_two_proportion_test_for_rates(client, world):
+    login(client, world.outsider)
+    got, _ = rows(client)
+    x, y = m(world, "crash.rate", "b10"), m(world, "crash.rate", "b35")
+    # Reference: the pooled z-test via scipy's chi-square on the 2x2 table without continuity correction.
+    table = [[x.count, x.total - x.count], [y.count, y.total - y.count]]
+    expected = stats.chi2_contingency(table, correction=False)[1]
+    assert got["crash.rate"]["sig"].test == "two-proportion z-test"
+    assert got["crash.rate"]["sig"].p == pytest.approx(expected, rel=1e-9)
+    assert two_proportion_p(10, 1000, 10, 1000) == pytest.approx(1.0)
+
+
+def test_it_compares_sizes_exactly_and_counts_with_a_poisson_test(client, world):
+    login(client, world.outsider)
+    got, _ = rows(client)
+    size = got["size.apk.download"]
+    assert size["sig"].test == "exact" and size["sig"].p is None and size["sig"].significant
+    assert size["direction"] == "worse"
+    same, _ = rows(client, a="b31", b="b35")
+    assert same["size.apk.download"]["sig"].significant is False
+    janky = got["frames.feed.janky"]
+    x, y = m(world, "frames.feed.janky", "b10"), m(world, "frames.feed.janky", "b35")
+    expected = stats.binomtest(int(y.value), int(x.value + y.value), 0.5).pvalue
+    assert janky["sig"].p == pytest.approx(expected) and not math.isnan(janky["sig"].p)
+
+
+def test_it_renders_a_sortable_filterable_table(client, world):
+    login(client, world.outsider)
+    _, r = rows(client, app="com.example.shop", platform="android")
+    html = r.content.decode()
+    assert 'class="sortable"' in html and 'data-sort="num"' in html and 'data-filter-table="compare-table"' in html
+    assert 'data-sig="1"' in html and 'for="filter"' in html
+
+
+def test_it_reports_unknown_builds(client, world):
+    login(client, world.outsider)
+    r = client.get("/compare/?a=b1&b=zzz")
+    assert r.status_code == 200 and r.context["rows"] == []
+    assert "no build &#x27;zzz&#x27;" in r.content.decode()
+    r = client.get("/compare/")
+    assert r.status_code == 200 and r.context["errors"] == []
