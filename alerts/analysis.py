@@ -47,6 +47,14 @@ def to_point(p: HistoryPoint, kind: str) -> Point:
     return Point(value=p.value)
 
 
+def analyse_build_if_pending(build_pk: int) -> str:
+    """The task's entry: a build another analysis already took along in its batch is done."""
+    state = Build.objects.filter(pk=build_pk).values_list("analysis", flat=True).first()
+    if state == Build.Analysis.DONE:
+        return state
+    return analyse_build(build_pk)
+
+
 def analyse_build(build_pk: int) -> str:
     """Analyse one build; returns the build's analysis state. Safe to run again (idempotent)."""
     try:
@@ -81,14 +89,12 @@ def _analyse(build_pk: int) -> str:
     # Enough history for the detector's window before the build, plus builds to replay after it.
     history = recent_points([s.pk for s in series], limit=config.window + REPLAY_MAX, with_samples=True)
     window_builds = {p.build_id for pts in history.values() for p in pts}
-    # Series positions, so the resumed detector sees the same indices as one that streamed it all.
-    lengths = dict(
-        Measurement.objects.filter(series_id__in=series_ids).values("series_id").annotate(n=Count("id"))
-        .values_list("series_id", "n")
-    )
+    batch = _backlog(build, window_builds, series_ids)
+    todo = batch | {build.pk}
     stored: dict[int, list[Alert]] = defaultdict(list)
     for a in Alert.objects.filter(series_id__in=series_ids, build_id__in=window_builds):
         stored[a.series_id].append(a)
+    offsets = _series_offsets(series, history, todo)
     owners = Owners()
     overrides = list(MetricOverride.objects.order_by("position"))
     touched_groups: set[int] = set()
@@ -97,26 +103,83 @@ def _analyse(build_pk: int) -> str:
         metric = s.metric
         cfg = config.with_overrides(**metric_overrides(build.app.name, s.platform, metric.name, overrides))
         ctx = lifecycle.SeriesContext(s, pts, owners.team_id(build.app.name, s.platform, metric.name),
-                                      offset=lengths.get(s.pk, len(pts)) - len(pts))
-        pos = next((i for i, p in enumerate(pts) if p.build_id == build.pk), None)
+                                      offset=offsets[s.pk])
+        pos = next((i for i, p in enumerate(pts) if p.build_id in todo), None)
         if pos is not None:
             touched_groups |= replay_series(ctx, stored[s.pk], pos, metric.kind, metric.lower_is_better, cfg)
     lifecycle.mark_recoveries(series_ids)
     lifecycle.refresh_groups(sorted(touched_groups))
+    newest = max((p.build_time for pts in history.values() for p in pts), default=build.timestamp)
     # Kept here rather than in the upload: the series rows are already locked, and uploads to one
     # branch would otherwise all queue on the same 150 rows.
     Series.objects.filter(pk__in=series_ids).filter(
-        Q(last_build_time__isnull=True) | Q(last_build_time__lt=build.timestamp)
-    ).update(last_build_time=build.timestamp)
+        Q(last_build_time__isnull=True) | Q(last_build_time__lt=newest)
+    ).update(last_build_time=newest)
     if settings.PERF_FAULT_ANALYSIS_SLEEP_SECONDS:  # fault injection: a window to kill the worker in
         time.sleep(settings.PERF_FAULT_ANALYSIS_SLEEP_SECONDS)
+    now = timezone.now()
+    if batch:
+        Build.objects.filter(pk__in=batch).update(analysis=Build.Analysis.DONE, analysis_finished=now,
+                                                  analysis_error="")
     build.analysis = Build.Analysis.DONE
-    build.analysis_finished = timezone.now()
+    build.analysis_finished = now
     build.analysis_attempts += 1
     build.analysis_error = ""
     build.save(update_fields=["analysis", "analysis_finished", "analysis_attempts", "analysis_error", "updated"])
-    transaction.on_commit(lambda: _after_commit(build.pk))
+    latest = max(todo, key=lambda pk: next((p.build_time for pts in history.values() for p in pts if p.build_id == pk),
+                                           build.timestamp))
+    transaction.on_commit(lambda: _after_commit(latest))
     return Build.Analysis.DONE
+
+
+def _backlog(build: Build, window_builds: set[int], series_ids: list[int]) -> set[int]:
+    """Other pending builds in the window that this analysis can take along (a backlog after an
+    outage, or uploads faster than one worker): those no other worker holds and whose every series is
+    locked here. Their own tasks then find them done and return at once."""
+    candidates = set(
+        Build.objects.select_for_update(no_key=True, skip_locked=True, of=("self",))
+        .filter(pk__in=window_builds - {build.pk}, analysis=Build.Analysis.PENDING)
+        .values_list("pk", flat=True)
+    )
+    if candidates:
+        candidates -= set(
+            Measurement.objects.filter(build_id__in=candidates).exclude(series_id__in=series_ids)
+            .values_list("build_id", flat=True)
+        )
+    return candidates
+
+
+def _series_offsets(series: list[Series], history: dict[int, list[HistoryPoint]], todo: set[int]) -> dict[int, int]:
+    """Each series' position of the first loaded point, so the resumed detector indexes the series as
+    a detector streaming it from the first build would.
+
+    The count is kept on the series row (`n_points` up to `last_point_build`), advanced by the points
+    loaded after that mark; it is recounted when the mark left the window or a build arrived before it.
+    """
+    offsets: dict[int, int] = {}
+    recount: list[int] = []
+    for s in series:
+        pts = history.get(s.pk, [])
+        mark = next((i for i, p in enumerate(pts) if p.build_id == s.last_point_build), None)
+        first_new = next((i for i, p in enumerate(pts) if p.build_id in todo), len(pts))
+        if mark is None or first_new <= mark:
+            recount.append(s.pk)
+            continue
+        offsets[s.pk] = s.n_points + (len(pts) - 1 - mark) - len(pts)
+    if recount:
+        counts = dict(
+            Measurement.objects.filter(series_id__in=recount).values("series_id").annotate(n=Count("id"))
+            .values_list("series_id", "n")
+        )
+        for sid in recount:
+            offsets[sid] = counts.get(sid, 0) - len(history.get(sid, []))
+    for s in series:
+        pts = history.get(s.pk, [])
+        if pts:
+            total = offsets[s.pk] + len(pts)
+            if (s.n_points, s.last_point_build) != (total, pts[-1].build_id):
+                Series.objects.filter(pk=s.pk).update(n_points=total, last_point_build=pts[-1].build_id)
+    return offsets
 
 
 def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, kind: str, lower_is_better: bool,

@@ -18,7 +18,7 @@ from alerts.notify import service
     max_retries=8,
 )
 def analyse_build(build_pk: int) -> str:
-    return analysis.analyse_build(build_pk)
+    return analysis.analyse_build_if_pending(build_pk)
 
 
 @shared_task(acks_late=True, ignore_result=True)

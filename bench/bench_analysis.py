@@ -140,7 +140,8 @@ def throughput(db: _pg.BenchDB, hist: _demo.History, args) -> dict:
     bodies = [hist.body(i) for i in range(first, first + n_up)]
     token = db.token(hist.app)
     url = db.start_gunicorn(4)
-    workers = [db.start_celery(f"bench{k}", args.concurrency) for k in range(args.workers)]
+    for k in range(args.workers):
+        db.start_celery(f"bench{k}", args.concurrency)
     host, port = url.removeprefix("http://").split(":")
     r = redis.Redis.from_url(REDIS_URL, socket_timeout=5)
     samples: list[dict] = []
@@ -269,15 +270,17 @@ def main() -> int:
     ap.add_argument("--drain", type=float, default=60.0, help="max seconds to wait for the queue after the uploads")
     ap.add_argument("--workers", type=int, default=2, help="Celery worker processes (default 2)")
     ap.add_argument("--concurrency", type=int, default=1, help="--concurrency of each worker (default 1)")
+    ap.add_argument("--source", type=Path, default=None,
+                    help="project tree to run (default: this checkout), e.g. a copy with a patch applied")
     ap.add_argument("--skip-throughput", action="store_true", help="only the in-process timing")
     args = ap.parse_args()
     started = time.perf_counter()
     n_up = int(args.duration * args.rate)
     out: dict = {"benchmark": "analysis", "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": _pg.machine(),
-                 "argv": sys.argv, "git": _pg.git_state(), "loadavg_start": _pg.loadavg()}
+                 "argv": sys.argv, "git": _pg.git_state(), "source": str(args.source or _pg.ROOT), "loadavg_start": _pg.loadavg()}
     redis_info = None
     try:
-        with _pg.BenchDB(redis_url=REDIS_URL) as db:
+        with _pg.BenchDB(redis_url=REDIS_URL, source=args.source) as db:
             db.migrate()
             _demo.setup_django(db)
             hist = _demo.History(HISTORY + TIMED + n_up)

@@ -132,7 +132,7 @@ def main() -> int:
             from django.db import connection
 
             from alerts.config_loader import apply_config
-            from metrics.models import Build, Measurement, Series
+            from metrics.models import Series
             from perfplatform.management.commands.seed_demo import DEMO_CONFIG
 
             user = get_user_model().objects.create_user("demo", "demo@example.com", "demo")

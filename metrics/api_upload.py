@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from ninja import Router, Status
 
 from metrics import auth, ratelimit
 from metrics.formats import FORMATS, FieldError, UploadInvalid, detect_format, parse
+from metrics.formats import complete as complete_rules
 from metrics.formats.complete import complete
 from metrics.ingest import store_upload, upload_digest
 from metrics.models import Build
@@ -34,6 +36,25 @@ _NATIVE_EXAMPLE: dict[str, Any] = {
         {"name": "crash.rate", "kind": "rate", "unit": "ratio", "count": 12, "total": 100000},
     ],
 }
+def _pattern(regex: re.Pattern[str]) -> dict[str, str]:
+    # An empty parameter means "not given" (CI scripts pass `--device "$DEVICE"` with DEVICE unset).
+    return {"type": "string", "pattern": f"^({regex.pattern})?$"}
+
+
+# The same rules `complete()` applies, so the OpenAPI document tells clients (and fuzzers) the truth.
+_QUERY_SCHEMAS: dict[str, dict] = {
+    "app": _pattern(complete_rules.APP_RE),
+    "platform": _pattern(complete_rules.PLATFORM_RE),
+    "branch": _pattern(complete_rules.BRANCH_RE),
+    "build": _pattern(complete_rules.BUILD_ID_RE),
+    "commit": _pattern(complete_rules.COMMIT_RE),
+    "parent_commit": _pattern(complete_rules.COMMIT_RE),
+    "timestamp": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "maxLength": 0}]},
+    "device": _pattern(complete_rules.DEVICE_RE),
+    "version": {"type": "string", "maxLength": complete_rules.MAX_VERSION},
+}
+assert set(_QUERY_SCHEMAS) == set(QUERY_FIELDS)
+
 _UPLOAD_BODY_DOC = {
     "requestBody": {
         "required": True,
@@ -50,8 +71,8 @@ _UPLOAD_BODY_DOC = {
         {"in": "query", "name": "format", "required": False,
          "schema": {"type": "string", "enum": sorted(FORMATS)}},
         *[
-            {"in": "query", "name": name, "required": False, "schema": {"type": "string", "maxLength": 200}}
-            for name in QUERY_FIELDS
+            {"in": "query", "name": name, "required": False, "schema": schema}
+            for name, schema in _QUERY_SCHEMAS.items()
         ],
     ],
     "security": [{"BearerToken": []}],

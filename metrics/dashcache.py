@@ -82,12 +82,13 @@ def cached(key: str, compute: Callable[[], T], *, ttl: int, stale_ttl: int, scop
     """The value of `compute()` cached under `key`; see the module docstring."""
     scopes = tuple(scopes)
     data_key, lock_key = f"{PREFIX}v:{key}", f"{PREFIX}lock:{key}"
-    try:
-        gens = generations(scopes)
-        entry = cache.get(data_key, _MISSING)
+    try:  # one round trip: the scopes' generations and the entry
+        found = cache.get_many([*(_gen_key(s) for s in scopes), data_key])
     except Exception:  # noqa: BLE001
         log.warning("cache unavailable; computing %s directly", key, exc_info=True)
         return compute()
+    gens = {s: int(found.get(_gen_key(s), 0)) for s in scopes}
+    entry = found.get(data_key, _MISSING)
 
     def fresh(e) -> bool:
         return e is not _MISSING and e[1] > time.time() and e[2] == gens
@@ -97,6 +98,10 @@ def cached(key: str, compute: Callable[[], T], *, ttl: int, stale_ttl: int, scop
 
     def recompute() -> T:
         try:
+            # Double-checked: whoever held the lock before us may have stored a fresh value meanwhile.
+            latest = cache.get(data_key, _MISSING)
+            if fresh(latest):
+                return latest[0]
             value = compute()
             _count(key)
             cache.set(data_key, (value, time.time() + ttl, gens), timeout=ttl + stale_ttl)
@@ -105,7 +110,13 @@ def cached(key: str, compute: Callable[[], T], *, ttl: int, stale_ttl: int, scop
             cache.delete(lock_key)
 
     if cache.add(lock_key, 1, timeout=lock_timeout):
-        return recompute()
+        if entry is _MISSING:
+            return recompute()
+        try:
+            return recompute()
+        except Exception:
+            log.exception("recomputing %s failed; serving the stale value", key)
+            return entry[0]
     if entry is not _MISSING:
         return entry[0]  # someone else is recomputing: the stale value will do
     deadline = time.monotonic() + wait

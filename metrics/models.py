@@ -79,6 +79,10 @@ class Series(models.Model):
     metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="series")
     created = models.DateTimeField(auto_now_add=True)
     last_build_time = models.DateTimeField(null=True, blank=True)
+    # Maintained by the analysis (which holds this row's lock): how many points the series had up to
+    # and including build `last_point_build`, so the detector's series positions need no COUNT(*).
+    n_points = models.PositiveIntegerField(default=0)
+    last_point_build = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["app", "platform", "branch"], name="series_app_platform_branch")]

@@ -118,3 +118,20 @@ def test_it_raises_the_same_alerts_as_the_streaming_detector(upload):
                      for a in Alert.objects.filter(series=s).select_related("build"))
         assert got == want, s.metric.name
     assert np.any([a.build.ext_id == "60" for a in live_alerts()])
+
+
+def test_it_takes_a_pending_backlog_along_in_one_analysis(upload, monkeypatch):
+    """After a broker outage, the first analysis of a branch analyses every pending build it can lock;
+    their own tasks then return at once. The alerts are those of build-by-build analysis."""
+    from alerts import tasks
+    from alerts.analysis import analyse_build_if_pending
+
+    monkeypatch.setattr(tasks.analyse_build, "apply_async", lambda args: None)  # broker down: nothing runs
+    upload_all(upload, history_bodies(50, shifts=SHIFTS))
+    assert set(Build.objects.values_list("analysis", flat=True)) == {"pending"}
+    newest = Build.objects.order_by("-timestamp").first()
+    assert analyse_build(newest.pk) == "done"
+    assert set(Build.objects.values_list("analysis", flat=True)) == {"done"}
+    assert analyse_build_if_pending(Build.objects.get(ext_id="10").pk) == "done"
+    found = {(a.series.metric.name, a.build.ext_id) for a in live_alerts()}
+    assert found == {("startup.cold.ttid", "30"), ("size.apk.download", "36")}

@@ -8,6 +8,8 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 
 from alerts.api import can_triage
 from alerts.models import Alert, AlertGroup, Team
@@ -58,20 +60,30 @@ def open_groups(team: Team, limit: int):
             .order_by("-build__timestamp", "-pk")[:limit])
 
 
+def team_metrics_block(team: Team) -> dict:
+    """The team's metric health table, rendered once per cache generation for every viewer."""
+    health = sorted(health_mod.team_health(team.pk),
+                    key=lambda h: (health_mod.HEALTH_ORDER[h.health], h.app, h.platform, h.metric))
+    counts = Counter(h.health for h in health)
+    metrics = [{"h": h, "sens": pct(h.sensitivity).lstrip("+") if h.sensitivity is not None else "–",
+                "last": num(h.last_value, h.unit), "change": pct(h.rel_change)} for h in health]
+    html = render_to_string("alerts/team_metrics.html", {
+        "team": team, "metrics": metrics,
+        "counts": [(k, counts.get(k, 0)) for k in ("regressed", "noisy", "improved", "stable")]})
+    return {"html": html, "counts": dict(counts)}
+
+
 @login_required
 def team_page(request: HttpRequest, team: str) -> HttpResponse:
     t = get_object_or_404(Team, name=team)
-    limit = 500 if request.GET.get("all") else 50
+    limit = 500 if request.GET.get("all") else 25
     open_count = AlertGroup.objects.filter(team=t, status__in=OPEN).count()
     rows = group_rows(open_groups(t, limit))
-    metrics = sorted(health_mod.team_health(t.pk),
-                     key=lambda h: (health_mod.HEALTH_ORDER[h.health], h.app, h.platform, h.metric))
-    counts = Counter(h.health for h in metrics)
+    block = dashcache.cached(f"team-metrics:{t.pk}", lambda: team_metrics_block(t),
+                             ttl=health_mod.TTL, stale_ttl=health_mod.STALE_TTL)
     return render(request, "alerts/team.html", {
         "team": t, "rows": rows, "open_count": open_count, "truncated": open_count > len(rows),
-        "metrics": [{"h": h, "sens": pct(h.sensitivity).lstrip("+") if h.sensitivity is not None else "–",
-                     "last": num(h.last_value, h.unit), "change": pct(h.rel_change)} for h in metrics],
-        "counts": [(k, counts.get(k, 0)) for k in ("regressed", "noisy", "improved", "stable")],
+        "health_counts": block["counts"], "metrics_html": mark_safe(block["html"]),
         "can_triage": can_triage(request.user.pk, request.user.is_staff, t.pk),
         "quick": QUICK_TRIAGE, "teams": Team.objects.order_by("name"),
     })

@@ -8,10 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from metrics.models import Build, Measurement, Series
-
-
-def pct(rel: float | None) -> str:
-    return "" if rel is None else f"{rel * 100:+.2f}%"
+from metrics.web.annotations import annotate_build
+from metrics.web.compare import pct, significance
 
 
 def fmt(value: float | None) -> str:
@@ -39,15 +37,21 @@ def build_page(request: HttpRequest, app: str, platform: str, build: str) -> Htt
     prev = previous_build(b)
     following = (Build.objects.filter(app_id=b.app_id, platform=b.platform, branch=b.branch, timestamp__gt=b.timestamp)
                  .order_by("timestamp", "pk").first())
-    before = dict(Measurement.objects.filter(build=prev).values_list("series_id", "value")) if prev else {}
+    before = {m.series_id: m for m in Measurement.objects.filter(build=prev)} if prev else {}
+    notes = annotate_build(b)
     rows = []
     for m in (Measurement.objects.filter(build=b).select_related("series__metric")
               .order_by("series__metric__name", "series__device")):
         old = before.get(m.series_id)
-        rel = (m.value - old) / abs(old) if old not in (None, 0) else None
+        rel = (m.value - old.value) / abs(old.value) if old is not None and old.value else None
+        sig = significance(m.series.metric.kind, old, m) if old is not None else None
         worse = None
-        if rel:
+        if rel and sig is not None and sig.significant:
             worse = (rel > 0) == m.series.metric.lower_is_better
-        rows.append({"m": m, "value": fmt(m.value), "previous": fmt(old), "change": pct(rel), "worse": worse,
+        rows.append({"m": m, "value": fmt(m.value), "previous": fmt(old.value if old else None), "change": pct(rel),
+                     "worse": worse, "p": "" if sig is None or sig.p is None else f"{sig.p:.2g}",
+                     "notes": notes.get(m.series_id, []),
                      "runs": (str(m.n_samples) if m.n_samples else f"{m.count}/{m.total}" if m.total is not None else "")})
-    return render(request, "metrics/build.html", {"build": b, "rows": rows, "prev": prev, "next": following})
+    return render(request, "metrics/build.html", {
+        "build": b, "rows": rows, "prev": prev, "next": following,
+        "n_alerts": sum(1 for r in rows if r["notes"]), "n_changed": sum(1 for r in rows if r["worse"] is not None)})

@@ -1,9 +1,11 @@
-"""Compare two builds side by side for all metrics, with a significance test fitting each kind."""
+"""Compare two builds (or two ranges of builds, `a=FROM..TO`) side by side for all metrics, with a
+significance test fitting each kind."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.contrib.auth.decorators import login_required
@@ -16,6 +18,7 @@ from metrics.models import App, Build, Measurement, unpack_samples
 ALPHA = 0.05
 WELCH_KINDS = {"memory", "score"}  # near-normal runs: Welch's t-test; other sampled kinds: Mann-Whitney U
 # Single values: counts get a Poisson test, everything else (sizes) is exact: any difference is real.
+# Over ranges of builds, single values are compared with Mann-Whitney U on the per-build values.
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,33 @@ class Significance:
     p: float | None
     test: str
     significant: bool
+
+
+@dataclass
+class Side:
+    """One metric's data on one side: every build's value, the pooled runs, summed count/total."""
+
+    values: list[float] = field(default_factory=list)
+    samples: list[float] = field(default_factory=list)
+    count: int = 0
+    total: int = 0
+    n_runs: int = 0
+
+    def add(self, m: Measurement) -> None:
+        self.values.append(m.value)
+        smp = unpack_samples(m.samples)
+        if smp:
+            self.samples += smp
+            self.n_runs += len(smp)
+        if m.total:
+            self.count += m.count or 0
+            self.total += m.total
+
+    @property
+    def value(self) -> float:
+        if self.total:
+            return self.count / self.total
+        return float(statistics.median(self.values))
 
 
 def two_proportion_p(c1: int, n1: int, c2: int, n2: int) -> float:
@@ -35,34 +65,46 @@ def two_proportion_p(c1: int, n1: int, c2: int, n2: int) -> float:
     return float(2 * stats.norm.sf(abs(z)))
 
 
-def significance(kind: str, a: Measurement, b: Measurement) -> Significance:
-    sa, sb = unpack_samples(a.samples), unpack_samples(b.samples)
-    if sa and sb and len(sa) >= 2 and len(sb) >= 2:
-        if kind in WELCH_KINDS:
-            if np.std(sa) == 0 and np.std(sb) == 0:
-                return Significance(None, "Welch t-test", sa[0] != sb[0])
-            p = float(stats.ttest_ind(sa, sb, equal_var=False).pvalue)
-            test = "Welch t-test"
-        else:
-            p = float(stats.mannwhitneyu(sa, sb, alternative="two-sided").pvalue)
-            test = "Mann-Whitney U"
-        if math.isnan(p):
-            p = 1.0
-        return Significance(p, test, p < ALPHA)
-    if a.total and b.total and a.count is not None and b.count is not None:
+def _two_samples(kind: str, xs: list[float], ys: list[float], suffix: str = "") -> Significance:
+    if kind in WELCH_KINDS:
+        if np.std(xs) == 0 and np.std(ys) == 0:
+            return Significance(None, "Welch t-test" + suffix, xs[0] != ys[0])
+        p, test = float(stats.ttest_ind(xs, ys, equal_var=False).pvalue), "Welch t-test"
+    else:
+        p, test = float(stats.mannwhitneyu(xs, ys, alternative="two-sided").pvalue), "Mann-Whitney U"
+    if math.isnan(p):
+        p = 1.0
+    return Significance(p, test + suffix, p < ALPHA)
+
+
+def significance(kind: str, a: Side | Measurement, b: Side | Measurement) -> Significance:
+    if isinstance(a, Measurement):
+        a = _side([a])
+    if isinstance(b, Measurement):
+        b = _side([b])
+    if len(a.samples) >= 2 and len(b.samples) >= 2:
+        return _two_samples(kind, a.samples, b.samples)
+    if a.total and b.total:
         p = two_proportion_p(a.count, a.total, b.count, b.total)
         return Significance(p, "two-proportion z-test", p < ALPHA)
-    if kind == "count" and a.value >= 0 and b.value >= 0 and a.value.is_integer() and b.value.is_integer() \
-            and a.value + b.value > 0:
+    if len(a.values) >= 2 and len(b.values) >= 2:
+        return _two_samples(kind, a.values, b.values, " (per-build values)")
+    x, y = a.value, b.value
+    if kind == "count" and x >= 0 and y >= 0 and x.is_integer() and y.is_integer() and x + y > 0:
         # Two Poisson counts: conditional on their sum, B's share is binomial(0.5) under "no change".
-        p = float(stats.binomtest(int(b.value), int(a.value + b.value), 0.5).pvalue)
+        p = float(stats.binomtest(int(y), int(x + y), 0.5).pvalue)
         return Significance(p, "Poisson (conditional binomial) test", p < ALPHA)
-    return Significance(None, "exact", a.value != b.value)
+    return Significance(None, "exact", x != y)
 
 
-def _find(ext_id: str, app: str, platform: str) -> tuple[Build | None, str]:
-    if not ext_id:
-        return None, ""
+def _side(measurements) -> Side:
+    s = Side()
+    for m in measurements:
+        s.add(m)
+    return s
+
+
+def _one(ext_id: str, app: str, platform: str) -> tuple[Build | None, str]:
     qs = Build.objects.select_related("app").filter(ext_id=ext_id)
     if app:
         qs = qs.filter(app__name=app)
@@ -76,10 +118,50 @@ def _find(ext_id: str, app: str, platform: str) -> tuple[Build | None, str]:
     return found[0], ""
 
 
+def _find(spec: str, app: str, platform: str) -> tuple[list[Build], str]:
+    """`spec` is one build id or a range `FROM..TO` (both ends included, same app, platform and branch)."""
+    if not spec:
+        return [], ""
+    if ".." not in spec:
+        b, err = _one(spec, app, platform)
+        return ([b] if b else []), err
+    lo_id, hi_id = spec.split("..", 1)
+    lo, err = _one(lo_id, app, platform)
+    if lo is None:
+        return [], err
+    hi, err = _one(hi_id, lo.app.name, lo.platform)
+    if hi is None:
+        return [], err
+    if hi.timestamp < lo.timestamp:
+        lo, hi = hi, lo
+    builds = list(Build.objects.select_related("app").filter(
+        app=lo.app, platform=lo.platform, branch=lo.branch, timestamp__gte=lo.timestamp, timestamp__lte=hi.timestamp,
+    ).order_by("timestamp", "pk")[:1000])
+    return builds, ""
+
+
+def pct(rel: float | None) -> str:
+    """A relative change in percent; tiny changes keep two significant digits instead of showing 0.00%."""
+    if rel is None:
+        return ""
+    if rel != 0 and abs(rel) < 1e-4:
+        return f"{rel * 100:+.2g}%"
+    return f"{rel * 100:+.2f}%"
+
+
 def fmt(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{value:,.0f}" if abs(value) >= 10000 else f"{value:.4g}"
+
+
+def _sides(builds: list[Build]) -> tuple[dict[int, Side], dict[int, Measurement]]:
+    sides: dict[int, Side] = {}
+    first: dict[int, Measurement] = {}
+    for m in Measurement.objects.filter(build__in=builds).select_related("series__metric"):
+        sides.setdefault(m.series_id, Side()).add(m)
+        first.setdefault(m.series_id, m)
+    return sides, first
 
 
 @login_required
@@ -87,31 +169,34 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     g = request.GET
     a_id, b_id, app, platform = (g.get(k, "").strip() for k in ("a", "b", "app", "platform"))
     a, err_a = _find(a_id, app, platform)
-    b, err_b = _find(b_id, app or (a.app.name if a else ""), platform or (a.platform if a else ""))
+    b, err_b = _find(b_id, app or (a[0].app.name if a else ""), platform or (a[0].platform if a else ""))
     errors = [e for e in (err_a, err_b) if e]
     rows = []
     if a and b:
-        ma = {m.series_id: m for m in Measurement.objects.filter(build=a).select_related("series__metric")}
-        mb = {m.series_id: m for m in Measurement.objects.filter(build=b).select_related("series__metric")}
-        for sid in sorted(set(ma) | set(mb), key=lambda s: ((ma.get(s) or mb[s]).series.metric.name, s)):
-            x, y = ma.get(sid), mb.get(sid)
-            series = (x or y).series
+        sa, ma = _sides(a)
+        sb, mb = _sides(b)
+        for sid in sorted(set(sa) | set(sb), key=lambda s: ((ma.get(s) or mb[s]).series.metric.name, s)):
+            x, y = sa.get(sid), sb.get(sid)
+            series = (ma.get(sid) or mb[sid]).series
             metric = series.metric
-            rel = (y.value - x.value) / abs(x.value) if x and y and x.value else None
+            xv, yv = (x.value if x else None), (y.value if y else None)
+            rel = (yv - xv) / abs(xv) if x and y and xv else None
             sig = significance(metric.kind, x, y) if x and y else Significance(None, "missing", False)
             direction = ""
             if sig.significant and rel:
                 direction = "worse" if (rel > 0) == metric.lower_is_better else "better"
             rows.append({
-                "series": series, "metric": metric, "av": x.value if x else "", "bv": y.value if y else "",
-                "a": fmt(x.value if x else None), "b": fmt(y.value if y else None),
-                "rel": rel, "change": "" if rel is None else f"{rel * 100:+.2f}%", "sig": sig,
-                "p": "" if sig.p is None else f"{sig.p:.3g}", "direction": direction,
-                "runs": f"{x.n_samples if x else 0} / {y.n_samples if y else 0}",
+                "series": series, "metric": metric, "av": "" if xv is None else xv, "bv": "" if yv is None else yv,
+                "a": fmt(xv), "b": fmt(yv), "rel": rel, "change": pct(rel),
+                "sig": sig, "p": "" if sig.p is None else f"{sig.p:.3g}", "direction": direction,
+                "runs": f"{x.n_runs if x else 0} / {y.n_runs if y else 0}",
             })
+    sides = [{"label": label, "one": bs[0] if len(bs) == 1 else None, "first": bs[0], "last": bs[-1], "n": len(bs)}
+             for label, bs in (("A", a), ("B", b)) if bs]
     apps = App.objects.order_by("name").values_list("name", flat=True)
     return render(request, "metrics/compare.html", {
-        "a": a, "b": b, "a_id": a_id, "b_id": b_id, "app": app, "platform": platform, "errors": errors,
+        "a": a[0] if len(a) == 1 else None, "b": b[0] if len(b) == 1 else None, "a_builds": a, "b_builds": b, "sides": sides,
+        "a_id": a_id, "b_id": b_id, "app": app, "platform": platform, "errors": errors,
         "rows": rows, "apps": apps, "alpha": ALPHA,
         "n_sig": sum(1 for r in rows if r["sig"].significant),
         "n_worse": sum(1 for r in rows if r["direction"] == "worse"),

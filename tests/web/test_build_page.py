@@ -12,11 +12,18 @@ def test_it_lists_all_metrics_with_the_change_from_the_previous_build(client, wo
     assert r.status_code == 200
     rows = {x["m"].series.metric.name: x for x in r.context["rows"]}
     assert set(rows) == set(world.series)
-    assert rows["size.apk.download"]["change"] == "+0.00%" and rows["size.apk.download"]["worse"] is True
+    assert rows["size.apk.download"]["change"] == "+0.0032%" and rows["size.apk.download"]["worse"] is True
     assert rows["crash.rate"]["runs"].endswith("/100000")
+    # Only significant changes are coloured: the per-build noise of the runs is not.
+    assert rows["memory.pss.steady"]["worse"] is None or rows["memory.pss.steady"]["p"] != ""
+    # The alerts raised at this build, supplied by the alerts app through metrics.web.annotations.
+    assert [n["text"] for n in rows["startup.cold.ttid"]["notes"]] == ["regression +20.0% · confirmed · untriaged"]
+    assert rows["startup.cold.ttid"]["notes"][0]["url"] == f"/alerts/{world.groups['startup'].pk}/"
+    assert rows["crash.rate"]["notes"] == []
+    assert r.context["n_alerts"] == 2
     assert r.context["prev"].ext_id == "b29" and r.context["next"].ext_id == "b31"
     html = r.content.decode()
-    assert "state-done" in html and "/compare/?a=b29&amp;b=b30" in html
+    assert "state-done" in html and "/compare/?a=b29&amp;b=b30" in html and "no alert" in html
 
 
 def test_it_shows_a_pending_or_failed_analysis(client, world):

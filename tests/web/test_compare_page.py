@@ -85,3 +85,21 @@ def test_it_reports_unknown_builds(client, world):
     assert "no build &#x27;zzz&#x27;" in r.content.decode()
     r = client.get("/compare/")
     assert r.status_code == 200 and r.context["errors"] == []
+
+
+def test_it_compares_two_ranges_by_pooling_runs_and_counts(client, world):
+    login(client, world.outsider)
+    got, r = rows(client, a="b20..b29", b="b30..b39")
+    assert len(r.context["a_builds"]) == 10 and len(r.context["b_builds"]) == 10
+    before = Measurement.objects.filter(series=world.series["startup.cold.ttid"], build__ext_id__in=[f"b{i}" for i in range(20, 30)])
+    after = Measurement.objects.filter(series=world.series["startup.cold.ttid"], build__ext_id__in=[f"b{i}" for i in range(30, 40)])
+    xs = [v for m in before for v in m.sample_list()]
+    ys = [v for m in after for v in m.sample_list()]
+    assert got["startup.cold.ttid"]["sig"].p == pytest.approx(stats.mannwhitneyu(xs, ys, alternative="two-sided").pvalue)
+    assert got["startup.cold.ttid"]["runs"] == "150 / 150"
+    c1 = sum(m.count for m in Measurement.objects.filter(series=world.series["crash.rate"], build__ext_id__in=[f"b{i}" for i in range(20, 30)]))
+    c2 = sum(m.count for m in Measurement.objects.filter(series=world.series["crash.rate"], build__ext_id__in=[f"b{i}" for i in range(30, 40)]))
+    assert got["crash.rate"]["sig"].p == pytest.approx(two_proportion_p(c1, 1_000_000, c2, 1_000_000))
+    assert got["crash.rate"]["direction"] == "worse"
+    assert got["size.apk.download"]["sig"].test == "Mann-Whitney U (per-build values)"
+    assert "10 builds of com.example.shop android" in r.content.decode()

@@ -91,3 +91,32 @@ def test_it_is_invalidated_when_a_build_is_analysed(world):
     gen = dashcache.generations(["dashboards"])["dashboards"]
     analysis._after_commit(world.builds[-1].pk)
     assert dashcache.generations(["dashboards"])["dashboards"] == gen + 1
+
+
+def test_it_serves_the_stale_value_when_recomputing_fails():
+    dashcache.cached("t:stale-fail", lambda: "old", ttl=60, stale_ttl=600)
+    dashcache.bump()
+
+    def boom():
+        raise RuntimeError("db down")
+
+    assert dashcache.cached("t:stale-fail", boom, ttl=60, stale_ttl=600) == "old"
+    assert dashcache.cached("t:stale-fail", lambda: "new", ttl=60, stale_ttl=600) == "new"
+
+
+def test_it_does_not_recompute_a_value_stored_while_it_took_the_lock(monkeypatch):
+    """The lock holder finished between our read of the entry and our lock: use its value."""
+    from django.core.cache import cache
+
+    real_add = cache.add
+    calls = []
+
+    def add(key, value, timeout=None):
+        if key.startswith("dashcache:lock:") and not calls:
+            calls.append(key)  # someone else stores the value just before we get the lock
+            dashcache.cached("t:race", lambda: "theirs", ttl=60, stale_ttl=60)
+        return real_add(key, value, timeout)
+
+    monkeypatch.setattr(cache, "add", add)
+    assert dashcache.cached("t:race", lambda: "ours", ttl=60, stale_ttl=60) == "theirs"
+    assert dashcache.compute_count("t:race") == 1
