@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated, Literal
 
 from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Query, Router, Schema
+from ninja import Path, Query, Router, Schema
 from ninja.decorators import decorate_view
 from ninja.errors import HttpError
+from pydantic import Field
 
 from alerts import lifecycle
 from alerts.models import Alert, AlertGroup, Team
+from metrics import dashcache
 from metrics.conditional import conditional_get, set_last_modified
 from metrics.errors import ApiError
-from metrics.pagination import MAX_LIMIT, paginate
-from metrics.schemas import ErrorsOut
+from metrics.pagination import paginate
+from metrics.schemas import DbId, ErrorsOut, PageLimit, PageOffset, QueryText
 
 router = Router(tags=["alerts"])
 
@@ -62,23 +65,23 @@ class AlertPage(Schema):
 
 
 class AlertFilter(Schema):
-    app: str | None = None
-    platform: str | None = None
-    branch: str | None = None
-    team: str | None = None
-    status: str | None = None
-    metric: str | None = None
-    detection: str | None = None
-    group: int | None = None
-    series: int | None = None
-    limit: int = 100
-    offset: int = 0
+    app: QueryText | None = None
+    platform: QueryText | None = None
+    branch: QueryText | None = None
+    team: QueryText | None = None
+    status: QueryText | None = None
+    metric: QueryText | None = None
+    detection: QueryText | None = None
+    group: DbId | None = None
+    series: DbId | None = None
+    limit: PageLimit = 100
+    offset: PageOffset = 0
 
 
 class TriageIn(Schema):
-    status: str
-    note: str | None = None
-    reassigned_to: int | None = None
+    status: Literal["untriaged", "acknowledged", "invalid", "wontfix", "fixed", "backedout", "reassigned"]
+    note: Annotated[str, Field(max_length=5000)] | None = None
+    reassigned_to: DbId | None = None
 
 
 def alert_queryset():
@@ -109,8 +112,6 @@ def alert_payload(request: HttpRequest | None, a: Alert, *, base_url: str | None
             summary="Alerts, newest first; `metric` ending in * matches a prefix")
 @decorate_view(conditional_get)
 def alert_list(request: HttpRequest, filters: Query[AlertFilter]):
-    if not 1 <= filters.limit <= MAX_LIMIT or filters.offset < 0:
-        raise HttpError(400, f"limit must be 1..{MAX_LIMIT} and offset >= 0")
     qs = alert_queryset().order_by("-created", "-pk")
     caller = request.auth
     if caller.token is not None:
@@ -133,9 +134,10 @@ def alert_list(request: HttpRequest, filters: Query[AlertFilter]):
     return {"results": [alert_payload(request, a) for a in page], "next": next_url}
 
 
-@router.get("/alerts/{alert_id}", response={200: AlertOut, 403: ErrorsOut, 404: ErrorsOut}, url_name="alert-detail")
+@router.get("/alerts/{alert_id}", response={200: AlertOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
+            url_name="alert-detail")
 @decorate_view(conditional_get)
-def alert_detail(request: HttpRequest, alert_id: int):
+def alert_detail(request: HttpRequest, alert_id: Path[DbId]):
     a = get_object_or_404(alert_queryset(), pk=alert_id)
     if not request.auth.can_read_app(a.series.app.name):
         raise HttpError(403, "this token belongs to another app")
@@ -151,7 +153,7 @@ def can_triage(user_id: int | None, is_staff: bool, team_id: int) -> bool:
 
 @router.patch("/alerts/{alert_id}", response={200: AlertOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
               url_name="alert-triage", summary="Triage an alert (owning team or staff)")
-def alert_triage(request: HttpRequest, alert_id: int, body: TriageIn):
+def alert_triage(request: HttpRequest, alert_id: Path[DbId], body: TriageIn):
     caller = request.auth
     with transaction.atomic():
         a = get_object_or_404(alert_queryset().select_for_update(of=("self",)), pk=alert_id)
@@ -173,4 +175,5 @@ def alert_triage(request: HttpRequest, alert_id: int, body: TriageIn):
             a.note = body.note[:5000]
         a.save()
         lifecycle.refresh_groups(sorted(groups))
+        transaction.on_commit(lambda: dashcache.bump("dashboards"))
     return alert_payload(request, a)

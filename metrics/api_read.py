@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Query, Router, Schema
+from ninja import Path, Query, Router, Schema
 from ninja.decorators import decorate_view
 from ninja.errors import HttpError
 
 from metrics.conditional import conditional_get, set_last_modified
 from metrics.history import recent_points
 from metrics.models import Build, Measurement, Series, unpack_samples
-from metrics.pagination import MAX_LIMIT, paginate
-from metrics.schemas import BuildOut, ErrorsOut, PointsOut, SeriesPage
+from metrics.pagination import paginate
+from metrics.schemas import (
+    BuildOut,
+    DateTimeText,
+    DbId,
+    ErrorsOut,
+    PageLimit,
+    PageOffset,
+    PointsLimit,
+    PointsOut,
+    QueryText,
+    SeriesPage,
+    parse_rfc3339,
+)
 
 router = Router(tags=["builds and series"])
 
@@ -36,10 +46,10 @@ def measurement_payload(m: Measurement) -> dict:
     return out
 
 
-@router.get("/builds/{app}/{platform}/{build}", response={200: BuildOut, 403: ErrorsOut, 404: ErrorsOut},
+@router.get("/builds/{app}/{platform}/{build}", response={200: BuildOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
             url_name="build-detail", summary="One build with all its measurements", exclude_none=True)
 @decorate_view(conditional_get)
-def build_detail(request: HttpRequest, app: str, platform: str, build: str):
+def build_detail(request: HttpRequest, app: Path[QueryText], platform: Path[QueryText], build: Path[QueryText]):
     _check_app(request, app)
     b = get_object_or_404(Build.objects.select_related("app"), app__name=app, platform=platform, ext_id=build)
     set_last_modified(request, b.updated)
@@ -77,21 +87,19 @@ def series_payload(request: HttpRequest, s: Series) -> dict:
 
 
 class SeriesFilter(Schema):
-    app: str | None = None
-    platform: str | None = None
-    branch: str | None = None
-    device: str | None = None
-    metric: str | None = None
-    limit: int = 100
-    offset: int = 0
+    app: QueryText | None = None
+    platform: QueryText | None = None
+    branch: QueryText | None = None
+    device: QueryText | None = None
+    metric: QueryText | None = None
+    limit: PageLimit = 100
+    offset: PageOffset = 0
 
 
 @router.get("/series", response={200: SeriesPage, 400: ErrorsOut, 403: ErrorsOut}, url_name="series-list",
             summary="Series, filtered; `metric` ending in * matches a prefix")
 @decorate_view(conditional_get)
 def series_list(request: HttpRequest, filters: Query[SeriesFilter]):
-    if not 1 <= filters.limit <= MAX_LIMIT or filters.offset < 0:
-        raise HttpError(400, f"limit must be 1..{MAX_LIMIT} and offset >= 0")
     qs = Series.objects.select_related("app", "metric").order_by("app__name", "platform", "branch", "metric__name", "device", "pk")
     caller = request.auth
     if caller.token is not None:
@@ -114,21 +122,20 @@ def series_list(request: HttpRequest, filters: Query[SeriesFilter]):
 
 
 class PointsFilter(Schema):
-    limit: int = 200
-    before: datetime | None = None
+    limit: PointsLimit = 200
+    before: DateTimeText | None = None
 
 
 @router.get("/series/{series_id}/points", response={200: PointsOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
             url_name="series-points", summary="The latest points of one series, oldest first",
             exclude_none=True)
 @decorate_view(conditional_get)
-def series_points(request: HttpRequest, series_id: int, filters: Query[PointsFilter]):
-    if not 1 <= filters.limit <= 10_000:
-        raise HttpError(400, "limit must be 1..10000")
+def series_points(request: HttpRequest, series_id: Path[DbId], filters: Query[PointsFilter]):
+    before = parse_rfc3339(filters.before) if filters.before else None
     s = get_object_or_404(Series.objects.select_related("app", "metric"), pk=series_id)
     _check_app(request, s.app.name)
     set_last_modified(request, s.last_build_time)
-    history = recent_points([s.pk], limit=filters.limit, before=filters.before, with_samples=True)
+    history = recent_points([s.pk], limit=filters.limit, before=before, with_samples=True)
     points = [
         {"build": p.build_ext_id, "commit": p.commit, "timestamp": p.build_time, "value": p.value,
          **({"samples": p.samples} if p.samples is not None else {}),

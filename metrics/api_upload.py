@@ -49,7 +49,7 @@ _QUERY_SCHEMAS: dict[str, dict] = {
     "build": _pattern(complete_rules.BUILD_ID_RE),
     "commit": _pattern(complete_rules.COMMIT_RE),
     "parent_commit": _pattern(complete_rules.COMMIT_RE),
-    "timestamp": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "maxLength": 0}]},
+    "timestamp": _pattern(complete_rules.TIMESTAMP_RE),
     "device": _pattern(complete_rules.DEVICE_RE),
     "version": {"type": "string", "maxLength": complete_rules.MAX_VERSION},
 }

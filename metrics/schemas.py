@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from ninja import Schema
+from pydantic import Field
 
 
 class FieldErrorOut(Schema):
@@ -88,3 +90,44 @@ class PointOut(Schema):
 class PointsOut(Schema):
     series: SeriesOut
     points: list[PointOut]
+
+
+# Constrained parameter types, so the OpenAPI document states what the API accepts and bad values get
+# a 400 with the parameter's path instead of reaching the database (PostgreSQL rejects NUL in text
+# and integers beyond bigint).
+MAX_DB_ID = 2**63 - 1
+DbId = Annotated[int, Field(ge=1, le=MAX_DB_ID)]
+QueryText = Annotated[str, Field(max_length=200, pattern=r"^[^\x00]*$")]
+PageLimit = Annotated[int, Field(ge=1, le=500)]
+PageOffset = Annotated[int, Field(ge=0, le=1_000_000)]
+PointsLimit = Annotated[int, Field(ge=1, le=10_000)]
+RFC3339 = r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+DateTimeText = Annotated[str, Field(pattern=RFC3339, json_schema_extra={"format": "date-time"})]
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """An RFC 3339 date-time (already matched by `RFC3339`) as an aware UTC datetime.
+
+    Raises ApiError(400) for impossible dates (month 13, day 0). Year 0000, valid in RFC 3339 but not
+    in Python, is taken as the earliest time; offsets beyond what PostgreSQL accepts are folded into
+    UTC here, before any query sees them.
+    """
+    from datetime import UTC
+
+    from metrics.errors import ApiError
+
+    normalized = text.upper().replace("Z", "+00:00")
+    try:
+        value = datetime.fromisoformat(normalized)
+    except ValueError:
+        if text.startswith("0000-"):
+            try:
+                datetime.fromisoformat("0001" + normalized[4:])
+            except ValueError:
+                raise ApiError(400, "before", f"not a date-time: {text!r}") from None
+            return datetime.min.replace(tzinfo=UTC)
+        raise ApiError(400, "before", f"not a date-time: {text!r}") from None
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        return (datetime.min if value.year < 5000 else datetime.max).replace(tzinfo=UTC)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.utils import check_csrf
 
 from alerts import api as alerts_api
 from metrics import api_read, api_upload
@@ -19,7 +20,13 @@ class SessionOrToken:
     openapi_scheme = "bearer"
 
     def __call__(self, request: HttpRequest) -> Caller | None:
-        return caller_from_request(request)
+        caller = caller_from_request(request)
+        if caller is not None and caller.token is None and request.method not in ("GET", "HEAD", "OPTIONS"):
+            # A browser session writes only with the CSRF token, as Django's forms do; a Bearer token
+            # is not sent by browsers on their own, so it needs no such check.
+            if check_csrf(request) is not None:
+                raise ApiError(403, "X-CSRFToken", "CSRF check failed: send the csrftoken cookie's value")
+        return caller
 
 
 api = NinjaAPI(
@@ -45,6 +52,9 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
     errors = []
     for err in exc.errors:
         loc = [str(p) for p in err.get("loc", ()) if p not in ("filters",)]
+        # A JSON body's fields are named as in the body ("status"), parameters with their place.
+        while loc[:1] == ["body"]:
+            loc = loc[1:]
         errors.append({"path": ".".join(loc), "message": err.get("msg", "invalid")})
     return _errors(api, request, 400, errors)
 

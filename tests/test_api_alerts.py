@@ -113,3 +113,19 @@ def test_it_hides_other_apps_alerts_from_a_token(client, alerts):
     _, other = UploadToken.issue(App.objects.create(name="com.example.other"))
     r = client.get("/api/v1/alerts", HTTP_AUTHORIZATION=f"Bearer {other}")
     assert r.json()["results"] == []
+
+
+def test_it_requires_the_csrf_token_for_triage_from_a_browser_session(alerts, django_user_model):
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(django_user_model.objects.create_user("root", password="pw", is_staff=True))
+    alert = alerts.first()
+    r = browser.patch(f"/api/v1/alerts/{alert.pk}", data={"status": "fixed"}, content_type="application/json")
+    assert r.status_code == 403
+    assert r.json()["errors"][0]["path"] == "X-CSRFToken"
+    browser.get("/accounts/login/")  # sets the csrftoken cookie
+    token = browser.cookies["csrftoken"].value
+    r = browser.patch(f"/api/v1/alerts/{alert.pk}", data={"status": "fixed"}, content_type="application/json",
+                      HTTP_X_CSRFTOKEN=token)
+    assert r.status_code == 200

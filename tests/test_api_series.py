@@ -72,3 +72,28 @@ def test_it_returns_points_oldest_first_with_raw_values(client, upload, auth):
 
 def test_it_answers_404_for_unknown_series(client, auth):
     assert client.get("/api/v1/series/999999/points", **auth).status_code == 404
+
+
+@pytest.mark.parametrize(("before", "status"), [
+    ("2026-11-01T10:02:30Z", 200),
+    ("1830-07-09T21:14:49.27-18:11", 200),  # an offset PostgreSQL refuses is folded into UTC first
+    ("0000-01-01T00:00:00Z", 200),
+    ("0000-00-00T00:00:00Z", 400),
+    ("2026-13-01T00:00:00Z", 400),
+    ("yesterday", 400),
+])
+def test_it_parses_before_strictly(client, upload, auth, before, status):
+    from urllib.parse import quote
+
+    upload(native_body(1))
+    sid = Series.objects.first().pk
+    r = client.get(f"/api/v1/series/{sid}/points?before={quote(before)}", **auth)
+    assert r.status_code == status, r.content
+    if status == 400:
+        assert r.json()["errors"][0]["path"].endswith("before")
+
+
+def test_it_rejects_nul_characters_in_filters(client, auth):
+    r = client.get("/api/v1/series?branch=ma%00in", **auth)
+    assert r.status_code == 400
+    assert r.json()["errors"][0]["path"] == "query.branch"

@@ -40,6 +40,9 @@ BUILD_ID_RE = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
 DEVICE_RE = re.compile(r"[A-Za-z0-9._ :+()-]{1,100}")
 COMMIT_RE = re.compile(r"[A-Za-z0-9._/-]{1,100}")
 MAX_VERSION = 100
+# ISO 8601 / RFC 3339 date-times as CI tools write them; no offset means UTC. Checked before
+# datetime.fromisoformat, which also takes forms (week dates, basic format) the API does not promise.
+TIMESTAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?")
 EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 MAX_AHEAD = timedelta(days=1)
 
@@ -63,6 +66,12 @@ class CompleteUpload:
 def parse_timestamp(raw: str, now: datetime) -> tuple[datetime | None, str | None]:
     """(aware UTC datetime, None) or (None, error message)."""
     text = raw.strip()
+    if not TIMESTAMP_RE.fullmatch(text):
+        return None, "must be an ISO 8601 date-time such as 2026-12-01T10:00:00Z"
+    if "." in text:  # Python takes at most microseconds
+        head, _, rest = text.partition(".")
+        digits = "".join(c for c in rest if c.isdigit())
+        text = f"{head}.{digits[:6]}{rest[len(digits):]}"
     if text.endswith(("z", "Z")):
         text = text[:-1] + "+00:00"
     try:

@@ -95,6 +95,8 @@ def test_it_leaves_optional_fields_empty():
         ("version", "v" * 101, "build.version"),
         ("timestamp", "yesterday", "build.timestamp"),
         ("timestamp", "1733050000", "build.timestamp"),
+        ("timestamp", "2026-12-01", "build.timestamp"),  # a date alone cannot order builds
+        ("timestamp", "20261201T100000Z", "build.timestamp"),  # basic format: not promised
         ("timestamp", "1999-12-31T23:59:59Z", "build.timestamp"),
         ("timestamp", "2026-12-02T12:00:01Z", "build.timestamp"),
         ("timestamp", "0001-01-01T00:00:00+01:00", "build.timestamp"),
@@ -137,7 +139,7 @@ def test_it_says_where_a_bad_value_came_from():
         ("2026-12-01T10:00:00", datetime(2026, 12, 1, 10, 0, tzinfo=UTC)),
         ("2026-12-01T12:00:00+02:00", datetime(2026, 12, 1, 10, 0, tzinfo=UTC)),
         ("2026-12-01T10:00:00.250Z", datetime(2026, 12, 1, 10, 0, 0, 250000, tzinfo=UTC)),
-        ("2026-12-01", datetime(2026, 12, 1, tzinfo=UTC)),
+        ("2026-12-01T10:00:00.123456789Z", datetime(2026, 12, 1, 10, 0, 0, 123456, tzinfo=UTC)),
         ("2000-01-01T00:00:00Z", datetime(2000, 1, 1, tzinfo=UTC)),
         ("2026-12-02T12:00:00Z", NOW + timedelta(days=1)),
     ],
