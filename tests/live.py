@@ -64,6 +64,7 @@ class LiveEnv:
         if redis_url:
             self.env["REDIS_URL"] = redis_url
         self.procs: list[subprocess.Popen] = []
+        self._stopping = False
         self.manage("migrate", "-v0")
 
     def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -81,6 +82,23 @@ class LiveEnv:
         self.procs.append(proc)
         return proc
 
+    def start_supervised(self, *argv: str, log: str) -> list[subprocess.Popen]:
+        """Start a process and start it again whenever it exits, as docker-compose's
+        `restart: unless-stopped` does in production; returns the list of its incarnations."""
+        import threading
+
+        runs = [self.start(*argv, log=log)]
+        self._stopping = False
+
+        def watch() -> None:
+            while not self._stopping:
+                if runs[-1].poll() is not None and not self._stopping:
+                    runs.append(self.start(*argv, log=f"{log}.{len(runs)}"))
+                time.sleep(0.5)
+
+        threading.Thread(target=watch, daemon=True).start()
+        return runs
+
     def start_web(self) -> str:
         port = free_port()
         self.start(str(VENV_BIN / "gunicorn"), "perfplatform.wsgi", "--bind", f"127.0.0.1:{port}",
@@ -90,6 +108,7 @@ class LiveEnv:
         return url
 
     def close(self) -> None:
+        self._stopping = True
         for proc in self.procs:
             proc.terminate()
         for proc in self.procs:
