@@ -109,7 +109,8 @@ def _analyse(build_pk: int) -> str:
             touched_groups |= replay_series(ctx, stored[s.pk], pos, metric.kind, metric.lower_is_better, cfg)
     lifecycle.mark_recoveries(series_ids)
     lifecycle.refresh_groups(sorted(touched_groups))
-    newest = max((p.build_time for pts in history.values() for p in pts), default=build.timestamp)
+    build_times = {p.build_id: p.build_time for pts in history.values() for p in pts}
+    newest = max(build_times.values(), default=build.timestamp)
     # Kept here rather than in the upload: the series rows are already locked, and uploads to one
     # branch would otherwise all queue on the same 150 rows.
     Series.objects.filter(pk__in=series_ids).filter(
@@ -126,8 +127,7 @@ def _analyse(build_pk: int) -> str:
     build.analysis_attempts += 1
     build.analysis_error = ""
     build.save(update_fields=["analysis", "analysis_finished", "analysis_attempts", "analysis_error", "updated"])
-    latest = max(todo, key=lambda pk: next((p.build_time for pts in history.values() for p in pts if p.build_id == pk),
-                                           build.timestamp))
+    latest = max(todo, key=lambda pk: build_times.get(pk, build.timestamp))
     transaction.on_commit(lambda: _after_commit(latest))
     return Build.Analysis.DONE
 

@@ -92,6 +92,10 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
     return alert
 
 
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value  # 0.0 is a real bound, not a missing one
+
+
 def as_change_point(alert: Alert, index_of: dict[int, int]) -> ChangePoint | None:
     """The stored alert as the detector's ChangePoint; `index_of` maps build ids to series positions."""
     if alert.build_id not in index_of:
@@ -106,8 +110,8 @@ def as_change_point(alert: Alert, index_of: dict[int, int]) -> ChangePoint | Non
         abs_change=alert.abs_change,
         before=alert.before,
         after=alert.after,
-        before_ci=(alert.before_ci_low or alert.before, alert.before_ci_high or alert.before),
-        after_ci=(alert.after_ci_low or alert.after, alert.after_ci_high or alert.after),
+        before_ci=(_or(alert.before_ci_low, alert.before), _or(alert.before_ci_high, alert.before)),
+        after_ci=(_or(alert.after_ci_low, alert.after), _or(alert.after_ci_high, alert.after)),
         p_value=alert.p_value if alert.p_value is not None else 1.0,
         test=alert.test,
         detected_at=index_of.get(alert.detected_build_id, idx),

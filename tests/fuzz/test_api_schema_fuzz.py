@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.factories import history_bodies
-from tests.live import ROOT, VENV_BIN, LiveEnv, free_port, wait_http
+from tests.live import ROOT, VENV_BIN, LiveEnv, free_port, upload_json, wait_http
 
 pytestmark = pytest.mark.integration
 
@@ -31,9 +30,7 @@ def test_it_survives_schema_driven_fuzzing(tmp_path):
         url = f"http://127.0.0.1:{port}"
         wait_http(url + "/healthz")
         for body in history_bodies(45, shifts={"startup.cold.ttid": (30, 0.2)}):  # data for the read side
-            req = urllib.request.Request(f"{url}/api/v1/uploads", data=json.dumps(body).encode(), method="POST",
-                                         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-            urllib.request.urlopen(req, timeout=60).close()
+            assert upload_json(url, token, body)[0] == 201
         seeded = len(access_log.read_text().splitlines())
 
         run = subprocess.run(

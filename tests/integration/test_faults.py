@@ -15,7 +15,17 @@ import urllib.request
 import pytest
 
 from tests.factories import history_bodies, native_body
-from tests.live import ROOT, VENV_BIN, LiveEnv, PrivatePostgres, PrivateRedis, wait_http
+from tests.live import (
+    ROOT,
+    VENV_BIN,
+    LiveEnv,
+    PrivatePostgres,
+    PrivateRedis,
+    upload_json,
+    wait_for,
+    wait_http,
+)
+from tests.live import get_json as get
 
 pytestmark = pytest.mark.integration
 
@@ -23,29 +33,10 @@ APP = "com.example.shop"
 SHIFTS = {"startup.cold.ttid": (30, 0.20), "size.apk.download": (36, 0.03)}
 
 
-def post(url: str, token: str, body: dict) -> tuple[int, dict[str, str]]:
-    req = urllib.request.Request(f"{url}/api/v1/uploads", data=json.dumps(body).encode(), method="POST",
-                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            return resp.status, dict(resp.headers)
-    except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers)
 
 
-def get(url: str, token: str) -> dict:
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return json.loads(resp.read())
 
 
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def start_worker(env: LiveEnv, log: str, **extra: str) -> subprocess.Popen:
@@ -72,13 +63,13 @@ def test_it_completes_an_analysis_whose_worker_was_killed(tmp_path):
         first = start_worker(env, "w1.log")
         bodies = history_bodies(45, shifts=SHIFTS)
         for body in bodies[:40]:
-            assert post(url, token, body)[0] == 201
+            assert upload_json(url, token, body)[0] == 201
         wait_for(lambda: get(f"{url}/api/v1/builds/{APP}/android/39", token)["analysis"] == "done", 120, "history")
         first.terminate()
         first.wait(timeout=30)
 
         slow = start_worker(env, "w2.log", PERF_FAULT_ANALYSIS_SLEEP_SECONDS="30")
-        assert post(url, token, bodies[40])[0] == 201
+        assert upload_json(url, token, bodies[40])[0] == 201
         wait_for(lambda: b"analyse_build" in (tmp_path / "w2.log").read_bytes()
                  and b"received" in (tmp_path / "w2.log").read_bytes(), 60, "the slow worker to take the task")
         time.sleep(1)
@@ -88,7 +79,7 @@ def test_it_completes_an_analysis_whose_worker_was_killed(tmp_path):
 
         start_worker(env, "w3.log")
         for body in bodies[41:]:
-            assert post(url, token, body)[0] == 201
+            assert upload_json(url, token, body)[0] == 201
         wait_for(lambda: all(get(f"{url}/api/v1/builds/{APP}/android/{i}", token)["analysis"] == "done"
                              for i in range(40, 45)), 120, "the killed analysis to be redone")
         alerts = get(f"{url}/api/v1/alerts?app={APP}&limit=500", token)["results"]
@@ -112,10 +103,10 @@ def test_it_answers_503_while_postgres_is_down_and_the_cli_gets_its_upload_in(tm
     try:
         token = env.token(APP)
         url = env.start_web()
-        assert post(url, token, native_body(1))[0] == 201
+        assert upload_json(url, token, native_body(1))[0] == 201
 
         pg.stop()
-        status, headers = post(url, token, native_body(2))
+        status, headers = upload_json(url, token, native_body(2))
         assert status == 503
         assert int(headers["Retry-After"]) > 0
 

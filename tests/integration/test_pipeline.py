@@ -9,15 +9,14 @@ import hmac
 import json
 import threading
 import time
-import urllib.error
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
 
 from tests.factories import history_bodies
-from tests.live import ROOT, VENV_BIN, LiveEnv, PrivateRedis, free_port, wait_http
+from tests.live import ROOT, VENV_BIN, LiveEnv, PrivateRedis, free_port, upload_json, wait_for, wait_http
+from tests.live import get_json as get
 
 pytestmark = pytest.mark.integration
 
@@ -43,30 +42,10 @@ def compose_command(service: str) -> list[str]:
     return list(doc["services"][service]["command"])
 
 
-def post(url: str, token: str, body: dict) -> int:
-    req = urllib.request.Request(f"{url}/api/v1/uploads", data=json.dumps(body).encode(), method="POST",
-                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            return resp.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
 
 
-def get(url: str, token: str) -> dict:
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return json.loads(resp.read())
 
 
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -119,15 +98,15 @@ owners:
 
     bodies = history_bodies(50, shifts=SHIFTS)
     for body in bodies[:25]:
-        assert post(url, token, body) == 201
+        assert upload_json(url, token, body)[0] == 201
     redis.stop()
     for body in bodies[25:40]:
-        assert post(url, token, body) == 201  # stored while the broker is down
+        assert upload_json(url, token, body)[0] == 201  # stored while the broker is down
     pending = get(f"{url}/api/v1/builds/{APP}/android/30", token)
     assert pending["analysis"] == "pending"
     redis.start()
     for body in bodies[40:]:
-        assert post(url, token, body) == 201
+        assert upload_json(url, token, body)[0] == 201
 
     def all_done():
         states = [get(f"{url}/api/v1/builds/{APP}/android/{i}", token)["analysis"] for i in range(50)]

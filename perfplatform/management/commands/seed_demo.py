@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import time
 
 from django.conf import settings
@@ -114,10 +115,8 @@ class Command(BaseCommand):
                 build = builds[ident["id"]]
                 if "samples" in point:
                     samples = point["samples"]
-                    ordered = sorted(samples)
-                    mid = len(ordered) // 2
-                    value = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-                    m = Measurement(series=srow, build=build, build_time=build.timestamp, value=value,
+                    m = Measurement(series=srow, build=build, build_time=build.timestamp,
+                                    value=float(statistics.median(samples)),
                                     samples=pack_samples(samples), n_samples=len(samples))
                 elif "count" in point:
                     m = Measurement(series=srow, build=build, build_time=build.timestamp,
