@@ -173,12 +173,16 @@ def _series_offsets(series: list[Series], history: dict[int, list[HistoryPoint]]
         )
         for sid in recount:
             offsets[sid] = counts.get(sid, 0) - len(history.get(sid, []))
+    moved = []
     for s in series:
         pts = history.get(s.pk, [])
         if pts:
             total = offsets[s.pk] + len(pts)
             if (s.n_points, s.last_point_build) != (total, pts[-1].build_id):
-                Series.objects.filter(pk=s.pk).update(n_points=total, last_point_build=pts[-1].build_id)
+                s.n_points, s.last_point_build = total, pts[-1].build_id
+                moved.append(s)
+    if moved:  # one UPDATE for all of them, not one per series
+        Series.objects.bulk_update(moved, ["n_points", "last_point_build"], batch_size=500)
     return offsets
 
 
