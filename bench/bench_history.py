@@ -156,38 +156,47 @@ def measure(reps: int, db_url: str) -> dict:
             assert len(ids) == N_METRICS
             groups.append((f"{a.name}/{plat}/main", ids))
 
+    from metrics.history import recent_values
+
+    readers = {
+        "with_samples": lambda g: recent_points(g, limit=LIMIT, with_samples=True),
+        "without_samples": lambda g: recent_points(g, limit=LIMIT, with_samples=False),
+        # The columnar read for values-only consumers (team health, heat grids): numpy arrays per series.
+        "columns": lambda g: recent_values(g, limit=LIMIT),
+    }
     out: dict = {}
-    for with_samples in (True, False):
-        label = "with_samples" if with_samples else "without_samples"
+    for label, read in readers.items():
         name, ids = groups[0]
         # Cold-ish first call (right after the load; OS cache warm, this backend's caches not).
         connection.close()
         t = time.perf_counter()
-        first = recent_points(ids, limit=LIMIT, with_samples=with_samples)
+        first = read(ids)
         first_ms = (time.perf_counter() - t) * 1000
         with CaptureQueriesContext(connection) as ctx:
-            pts = recent_points(ids, limit=LIMIT, with_samples=with_samples)
+            pts = read(ids)
         n_queries = len(ctx.captured_queries)
         sqls = [q["sql"] for q in ctx.captured_queries]  # as executed (parameters inlined)
         sql = sqls[0]  # the measurement read; sqls[1:] the builds
-        n_points = sum(len(v) for v in pts.values())
-        assert len(pts) == N_METRICS and all(len(v) == LIMIT for v in pts.values()), "wrong shape"
+        lengths = [len(v.values) if label == "columns" else len(v) for v in pts.values()]
+        n_points = sum(lengths)
+        assert len(pts) == N_METRICS and all(n == LIMIT for n in lengths), "wrong shape"
         assert first.keys() == pts.keys()
-        p0 = pts[ids[0]]
-        assert p0[0].build_time < p0[-1].build_time, "not oldest first"
-        if with_samples:
-            assert len(p0[-1].samples) == N_SAMPLES
+        if label != "columns":
+            p0 = pts[ids[0]]
+            assert p0[0].build_time < p0[-1].build_time, "not oldest first"
+            if label == "with_samples":
+                assert len(p0[-1].samples) == N_SAMPLES
 
         same = []
         for _ in range(reps):
             t = time.perf_counter()
-            recent_points(ids, limit=LIMIT, with_samples=with_samples)
+            read(ids)
             same.append((time.perf_counter() - t) * 1000)
         rotating = []
         for r in range(reps):
             _, gids = groups[r % len(groups)]
             t = time.perf_counter()
-            recent_points(gids, limit=LIMIT, with_samples=with_samples)
+            read(gids)
             rotating.append((time.perf_counter() - t) * 1000)
         # The same statements without the Python side (HistoryPoint building, unpacking samples): executed
         # and fetched through Django's cursor, then with psql (server + libpq + psql's text output).

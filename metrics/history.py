@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 from django.db import connection
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
@@ -107,3 +108,56 @@ def _window(ids, limit, before, until, with_samples) -> list[HistoryPoint]:
         )
         for r in qs.values(*fields)
     ]
+
+
+@dataclass(frozen=True)
+class SeriesValues:
+    """The recent points of one series as columns, oldest first (no samples, no build names)."""
+
+    build_ids: np.ndarray  # int64
+    values: np.ndarray  # float64
+    counts: np.ndarray | None  # float64 (NaN where absent), only for series with count/total
+    totals: np.ndarray | None
+
+
+def recent_values(series_ids: list[int], *, limit: int) -> dict[int, SeriesValues]:
+    """The last `limit` values of each series as numpy columns, in one query.
+
+    For readers that need many series but neither samples nor build names (dashboard health, heat
+    grids): PostgreSQL aggregates each series' window into arrays inside the LATERAL subquery, so 150
+    series come back as 150 rows instead of 30,000, and no per-point Python object is built.
+    """
+    if not series_ids:
+        return {}
+    if connection.vendor != "postgresql":
+        return {
+            sid: _columns([p.build_id for p in pts], [p.value for p in pts], [p.count for p in pts],
+                          [p.total for p in pts])
+            for sid, pts in recent_points(series_ids, limit=limit, with_samples=False).items()
+        }
+    m = Measurement._meta.db_table
+    order = "ORDER BY r.build_time, r.build_id"
+    sql = f"""
+        SELECT s.id, x.b, x.v, x.c, x.t
+        FROM unnest(%s::bigint[]) AS s(id)
+        CROSS JOIN LATERAL (
+            SELECT array_agg(r.build_id {order}) AS b, array_agg(r.value {order}) AS v,
+                   array_agg(r.count {order}) AS c, array_agg(r.total {order}) AS t
+            FROM (SELECT build_id, build_time, value, count, total FROM {m}
+                  WHERE series_id = s.id ORDER BY build_time DESC, build_id DESC LIMIT %s) r
+        ) x
+        WHERE x.b IS NOT NULL
+    """
+    with connection.cursor() as cur:
+        cur.execute(sql, [list(series_ids), limit])
+        return {row[0]: _columns(row[1], row[2], row[3], row[4]) for row in cur.fetchall()}
+
+
+def _columns(build_ids, values, counts, totals) -> SeriesValues:
+    has_rates = any(t is not None for t in totals)
+    return SeriesValues(
+        build_ids=np.asarray(build_ids, dtype=np.int64),
+        values=np.asarray(values, dtype=float),
+        counts=np.asarray([np.nan if c is None else c for c in counts], dtype=float) if has_rates else None,
+        totals=np.asarray([np.nan if t is None else t for t in totals], dtype=float) if has_rates else None,
+    )

@@ -44,3 +44,23 @@ def test_it_unpacks_samples_exactly(upload):
     sid = Series.objects.get(metric__name="startup.cold.ttid").pk
     (p,) = recent_points([sid], limit=1)[sid]
     assert p.samples == [0.1, 1e-300, 1.7976931348623157e308, -0.0]
+
+
+def test_it_reads_the_same_recent_values_as_columns(upload):
+    from metrics.history import recent_values
+
+    for b in range(1, 13):
+        upload(native_body(b))
+    ids = list(Series.objects.values_list("pk", flat=True))
+    with CaptureQueriesContext(connection) as q:
+        cols = recent_values(ids, limit=5)
+    assert len(q.captured_queries) <= 2
+    points = recent_points(ids, limit=5, with_samples=False)
+    for sid in ids:
+        assert cols[sid].build_ids.tolist() == [p.build_id for p in points[sid]]
+        assert cols[sid].values.tolist() == [p.value for p in points[sid]]
+        if points[sid][0].total is not None:
+            assert cols[sid].counts.tolist() == [p.count for p in points[sid]]
+            assert cols[sid].totals.tolist() == [p.total for p in points[sid]]
+        else:
+            assert cols[sid].counts is None

@@ -86,7 +86,17 @@ def team_page(request: HttpRequest, team: str) -> HttpResponse:
         "health_counts": block["counts"], "metrics_html": mark_safe(block["html"]),
         "can_triage": can_triage(request.user.pk, request.user.is_staff, t.pk),
         "quick": QUICK_TRIAGE, "teams": Team.objects.order_by("name"),
+        "channels": channel_rows(t),
     })
+
+
+def channel_rows(team: Team) -> list[dict]:
+    """Each notification channel with its last delivery, so a failing endpoint shows on the page."""
+    rows = []
+    for channel in team.channels.order_by("kind", "key"):
+        last = channel.deliveries.order_by("-last_attempt", "-pk").first()
+        rows.append({"channel": channel, "last": last})
+    return rows
 
 
 FAMILY_ORDER = ["startup", "nav", "frames", "memory", "size", "crash", "anr", "oom"]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from alerts.analysis import to_point
+from alerts.detection import Point
 from alerts.detection.sensitivity import sensitivity
 from alerts.models import Alert
 from alerts.ownership import Owners
 from metrics import dashcache
-from metrics.history import recent_points
+from metrics.history import SeriesValues, recent_values
 from metrics.models import Series
 
 RECENT = 60  # builds that count as "recent" for health, and the noise window
@@ -50,7 +50,7 @@ def compute_health(*, team_id: int | None = None) -> list[SeriesHealth]:
     if team_id is not None:
         rows = [s for s in rows if teams[s.pk] == team_id]
     ids = [s.pk for s in rows]
-    history = recent_points(ids, limit=RECENT, with_samples=False)
+    history = recent_values(ids, limit=RECENT)
     latest: dict[int, Alert] = {}
     alerts = (Alert.objects.filter(series_id__in=ids).exclude(detection=Alert.Detection.WITHDRAWN)
               .order_by("series_id", "build__timestamp", "pk")
@@ -59,14 +59,15 @@ def compute_health(*, team_id: int | None = None) -> list[SeriesHealth]:
         latest[a.series_id] = a  # ordered by build time: the last one wins
     out = []
     for s in rows:
-        pts = history.get(s.pk, [])
+        cols = history.get(s.pk)
+        n = len(cols.values) if cols is not None else 0
         kind = s.metric.kind
         a = latest.get(s.pk)
-        recent_builds = {p.build_id for p in pts}
+        recent_builds = set(cols.build_ids.tolist()) if cols is not None else set()
         sens = a.sensitivity if a is not None and a.sensitivity is not None else None
-        if sens is None and len(pts) >= 12:
+        if sens is None and n >= 12:
             try:
-                sens = sensitivity([to_point(p, kind) for p in pts], kind=kind)
+                sens = sensitivity(_points(cols, kind), kind=kind)
             except (ValueError, ZeroDivisionError, FloatingPointError):
                 sens = None
         health, group, rel = "stable", None, None
@@ -78,9 +79,16 @@ def compute_health(*, team_id: int | None = None) -> list[SeriesHealth]:
         out.append(SeriesHealth(
             series=s.pk, app=s.app.name, platform=s.platform, branch=s.branch, device=s.device, metric=s.metric.name,
             kind=kind, unit=s.metric.unit, team_id=teams[s.pk], health=health, sensitivity=sens,
-            last_value=pts[-1].value if pts else None, alert_group=group, rel_change=rel,
+            last_value=float(cols.values[-1]) if n else None, alert_group=group, rel_change=rel,
         ))
     return out
+
+
+def _points(cols: SeriesValues, kind: str) -> list[Point]:
+    if kind == "rate" and cols.totals is not None:
+        return [Point(value=float(v), count=int(c), total=int(t))
+                for v, c, t in zip(cols.values, cols.counts, cols.totals, strict=True) if t == t]
+    return [Point(value=float(v)) for v in cols.values]
 
 
 def team_health(team_id: int) -> list[SeriesHealth]:

@@ -111,3 +111,15 @@ def test_it_reflects_triage_in_health_after_invalidation(client, world):
 def test_it_answers_404_for_an_unknown_team(client, world):
     login(client, world.member)
     assert client.get("/teams/nobody/").status_code == 404
+
+
+def test_it_shows_a_failing_notification_channel(client, django_user_model):
+    from alerts.models import Channel, Team
+
+    team = Team.objects.create(name="size-team")
+    Channel.objects.create(team=team, kind="webhook", key="https://hooks.example/x",
+                           config={"url": "https://hooks.example/x"}, consecutive_failures=4, flagged=True)
+    client.force_login(django_user_model.objects.create_user("reader", password="pw"))
+    r = client.get("/teams/size-team/")
+    assert r.status_code == 200
+    assert "failing (4 failures in a row)" in r.content.decode()
