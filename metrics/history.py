@@ -136,21 +136,22 @@ def recent_values(series_ids: list[int], *, limit: int) -> dict[int, SeriesValue
             for sid, pts in recent_points(series_ids, limit=limit, with_samples=False).items()
         }
     m = Measurement._meta.db_table
-    order = "ORDER BY r.build_time, r.build_id"
+    # The aggregates read the subquery in its index order (newest first), as PostgreSQL documents for
+    # a sorted subquery feeding an aggregate; re-sorting inside array_agg would cost a sort per series.
     sql = f"""
         SELECT s.id, x.b, x.v, x.c, x.t
         FROM unnest(%s::bigint[]) AS s(id)
         CROSS JOIN LATERAL (
-            SELECT array_agg(r.build_id {order}) AS b, array_agg(r.value {order}) AS v,
-                   array_agg(r.count {order}) AS c, array_agg(r.total {order}) AS t
-            FROM (SELECT build_id, build_time, value, count, total FROM {m}
+            SELECT array_agg(r.build_id) AS b, array_agg(r.value) AS v,
+                   array_agg(r.count) AS c, array_agg(r.total) AS t
+            FROM (SELECT build_id, value, count, total FROM {m}
                   WHERE series_id = s.id ORDER BY build_time DESC, build_id DESC LIMIT %s) r
         ) x
         WHERE x.b IS NOT NULL
     """
     with connection.cursor() as cur:
         cur.execute(sql, [list(series_ids), limit])
-        return {row[0]: _columns(row[1], row[2], row[3], row[4]) for row in cur.fetchall()}
+        return {row[0]: _columns(row[1][::-1], row[2][::-1], row[3][::-1], row[4][::-1]) for row in cur.fetchall()}
 
 
 def _columns(build_ids, values, counts, totals) -> SeriesValues:
