@@ -177,3 +177,18 @@ def test_it_is_scale_free_on_the_log_scale(scale):
     a = estimate_noise(y)
     b = estimate_noise(y + math.log(scale))
     assert a.sigma == pytest.approx(b.sigma, rel=1e-6, abs=1e-12)
+
+
+def test_it_computes_the_running_median_of_three_like_numpy():
+    from alerts.detection.scan import running_median3
+
+    rng = np.random.default_rng(4)
+    for n in (3, 4, 9, 120):
+        x = rng.normal(size=n)
+        padded = np.concatenate(([x[1]], x, [x[-2]]))
+        expected = np.median(np.stack((padded[:-2], padded[1:-1], padded[2:])), axis=0)
+        assert np.array_equal(running_median3(x), expected)
+    step = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
+    assert running_median3(step).tolist() == step.tolist()  # a step is followed exactly
+    spike = np.array([1.0, 1.0, 9.0, 1.0, 1.0])
+    assert running_median3(spike).tolist() == [1.0] * 5  # a one-build spike is removed
