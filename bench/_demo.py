@@ -9,28 +9,13 @@ indices are accepted (timestamps more than a day ahead are refused).
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 from datetime import UTC, datetime, timedelta
-
-import _pg
 
 APP = "com.example.shop"
 PLATFORM = "android"
 BRANCH = "main"
 DEVICE = "pixel-6"
-
-
-def setup_django(db: _pg.BenchDB) -> None:
-    """Configure Django in this process against the benchmark database, without Redis (tasks eager)."""
-    os.environ.update({k: v for k, v in db.env.items() if k in ("DATABASE_URL", "PERF_VAR_DIR", "LOG_LEVEL")})
-    os.environ.pop("REDIS_URL", None)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "perfplatform.settings"
-    sys.path.insert(0, str(db.source))
-    import django
-
-    django.setup()
 
 
 class History:

@@ -11,18 +11,21 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 VENV_BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))
+from tests.live import free_port, wait_http  # noqa: E402 - the same helpers the integration tests use
+
+__all__ = ["free_port", "wait_http"]
+
 ADMIN_URL = os.environ.get("BENCH_PG_ADMIN", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
@@ -31,26 +34,6 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, int(round(q / 100.0 * len(ordered) + 0.5)) - 1))
     return ordered[k]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except Exception as exc:  # noqa: BLE001 - anything means "not up yet"
-            last = exc
-        time.sleep(0.2)
-    raise TimeoutError(f"{url} did not come up: {last}")
 
 
 def machine() -> dict[str, str]:
@@ -202,3 +185,25 @@ def write_json(name: str, data: dict) -> Path:
     path.write_text(json.dumps(data, indent=2, default=str))
     (OUT / f"{name}-latest.json").write_text(json.dumps(data, indent=2, default=str))
     return path
+
+
+def setup_django(db: BenchDB, *, keep_redis: bool = False) -> None:
+    """Configure Django in this process against the benchmark database. Without `keep_redis` the
+    process has no broker (tasks run in-process) and uses a local cache."""
+    keys = ("DATABASE_URL", "PERF_VAR_DIR", "LOG_LEVEL") + (("REDIS_URL",) if keep_redis else ())
+    os.environ.update({k: v for k, v in db.env.items() if k in keys})
+    if not keep_redis:
+        os.environ.pop("REDIS_URL", None)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "perfplatform.settings"
+    sys.path.insert(0, str(db.source))
+    import django
+
+    django.setup()
+
+
+def finish(name: str, out: dict, wall_s: float) -> int:
+    """Print the targets line, write the JSON result and say where."""
+    print("targets: " + ", ".join(f"{k}={'met' if v else 'MISSED'}" for k, v in out["targets"].items()))
+    path = write_json(name, out)
+    print(f"wrote {path.relative_to(ROOT)} (wall {wall_s} s)")
+    return 0

@@ -282,7 +282,7 @@ def main() -> int:
     try:
         with _pg.BenchDB(redis_url=REDIS_URL, source=args.source) as db:
             db.migrate()
-            _demo.setup_django(db)
+            _pg.setup_django(db)
             hist = _demo.History(HISTORY + TIMED + n_up)
             print(f"database {db.name}; {len(hist.series)} series; history {HISTORY} builds, {TIMED} timed, "
                   f"{n_up} to upload", flush=True)
@@ -320,10 +320,7 @@ def main() -> int:
             print(f"planted {p}")
         print(f"loadavg during: {t['loadavg_1min_during']}")
     print(f"redis db 14 flushed: {redis_info}")
-    print("targets: " + ", ".join(f"{k}={'met' if v else 'MISSED'}" for k, v in out["targets"].items()))
-    path = _pg.write_json("analysis", out)
-    print(f"wrote {path.relative_to(_pg.ROOT)} (wall {out['wall_s']} s)")
-    return 0
+    return _pg.finish("analysis", out, out["wall_s"])
 
 
 if __name__ == "__main__":

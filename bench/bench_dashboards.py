@@ -62,15 +62,6 @@ def metric_names() -> list[tuple[str, str, str, int]]:
     return out
 
 
-def setup_django(db: _pg.BenchDB) -> None:
-    os.environ.update({k: v for k, v in db.env.items() if k in ("DATABASE_URL", "PERF_VAR_DIR", "LOG_LEVEL", "REDIS_URL")})
-    os.environ["DJANGO_SETTINGS_MODULE"] = "perfplatform.settings"
-    sys.path.insert(0, str(_pg.ROOT))
-    import django
-
-    django.setup()
-
-
 def load(db: _pg.BenchDB) -> dict:
     import numpy as np
     import psycopg
@@ -246,7 +237,7 @@ def main() -> None:
     with _pg.BenchDB(redis_url=REDIS_URL) as db:
         try:
             db.migrate()
-            setup_django(db)
+            _pg.setup_django(db, keep_redis=True)
             print("loading ...", flush=True)
             result["data"] = load(db)
             print(result["data"], flush=True)

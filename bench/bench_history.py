@@ -19,7 +19,6 @@ Target (issue 2): under 50 ms, one or two queries.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -36,16 +35,6 @@ N_BUILDS = 1000
 N_SAMPLES = 20
 LIMIT = 200
 START = datetime(2026, 6, 1, tzinfo=UTC)
-
-
-def setup_django(db: _pg.BenchDB) -> None:
-    os.environ.update({k: v for k, v in db.env.items() if k in ("DATABASE_URL", "PERF_VAR_DIR", "LOG_LEVEL")})
-    os.environ.pop("REDIS_URL", None)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "perfplatform.settings"
-    sys.path.insert(0, str(_pg.ROOT))
-    import django
-
-    django.setup()
 
 
 def load(db: _pg.BenchDB) -> dict:
@@ -230,7 +219,7 @@ def main() -> int:
     started = time.perf_counter()
     with _pg.BenchDB() as db:
         db.migrate()
-        setup_django(db)
+        _pg.setup_django(db)
         print(f"loading {len(APPS)} apps x {len(PLATFORMS)} platforms x {N_BUILDS} builds x {N_METRICS} metrics "
               f"into {db.name} ...", flush=True)
         loaded = load(db)

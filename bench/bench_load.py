@@ -127,7 +127,7 @@ def main() -> int:
     try:
         with _pg.BenchDB(redis_url=REDIS_URL) as db:
             db.migrate()
-            _demo.setup_django(db)
+            _pg.setup_django(db)
             from django.contrib.auth import get_user_model
             from django.db import connection
 
@@ -308,10 +308,7 @@ def main() -> int:
     print(f"count check: {out['count_check']}")
     print(f"analysis queue: {out['analysis_queue']}; loadavg during {out['loadavg_1min_during']}")
     print(f"redis db 14 flushed: {redis_info}")
-    print("targets: " + ", ".join(f"{k}={'met' if v else 'MISSED'}" for k, v in out["targets"].items()))
-    path = _pg.write_json("load", out)
-    print(f"wrote {path.relative_to(_pg.ROOT)} (wall {out['wall_s']} s)")
-    return 0
+    return _pg.finish("load", out, out["wall_s"])
 
 
 if __name__ == "__main__":
