@@ -16,7 +16,7 @@ from collections import defaultdict
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -181,9 +181,26 @@ def _series_offsets(series: list[Series], history: dict[int, list[HistoryPoint]]
             if (s.n_points, s.last_point_build) != (total, pts[-1].build_id):
                 s.n_points, s.last_point_build = total, pts[-1].build_id
                 moved.append(s)
-    if moved:  # one UPDATE for all of them, not one per series
-        Series.objects.bulk_update(moved, ["n_points", "last_point_build"], batch_size=500)
+    if moved:
+        _save_counters(moved)
     return offsets
+
+
+def _save_counters(moved: list[Series]) -> None:
+    """One UPDATE for every moved counter. On PostgreSQL an UPDATE ... FROM (VALUES ...): Django's
+    bulk_update compiles a CASE branch per row and field, which costs more than the update itself."""
+    if connection.vendor != "postgresql":
+        Series.objects.bulk_update(moved, ["n_points", "last_point_build"], batch_size=500)
+        return
+    table = Series._meta.db_table
+    rows = ", ".join(["(%s::bigint, %s::integer, %s::bigint)"] * len(moved))
+    params = [v for s in moved for v in (s.pk, s.n_points, s.last_point_build)]
+    with connection.cursor() as cur:
+        cur.execute(
+            f"UPDATE {table} AS t SET n_points = v.n, last_point_build = v.b FROM (VALUES {rows}) AS v(id, n, b) "
+            "WHERE t.id = v.id",
+            params,
+        )
 
 
 def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, kind: str, lower_is_better: bool,
