@@ -8,6 +8,8 @@ from typing import Annotated
 from ninja import Schema
 from pydantic import Field
 
+from metrics.pagination import MAX_LIMIT
+
 
 class FieldErrorOut(Schema):
     path: str
@@ -98,7 +100,7 @@ class PointsOut(Schema):
 MAX_DB_ID = 2**63 - 1
 DbId = Annotated[int, Field(ge=1, le=MAX_DB_ID)]
 QueryText = Annotated[str, Field(max_length=200, pattern=r"^[^\x00]*$")]
-PageLimit = Annotated[int, Field(ge=1, le=500)]
+PageLimit = Annotated[int, Field(ge=1, le=MAX_LIMIT)]
 PageOffset = Annotated[int, Field(ge=0, le=1_000_000)]
 PointsLimit = Annotated[int, Field(ge=1, le=10_000)]
 RFC3339 = r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
