@@ -25,7 +25,7 @@ from alerts.detection import DEFAULT, DetectorConfig, OnlineDetector, Point
 from alerts.models import Alert, MetricOverride
 from alerts.ownership import Owners, metric_overrides
 from metrics.history import HistoryPoint, recent_points
-from metrics.models import Build, Measurement, Series
+from metrics.models import Build, Measurement, Scope, Series
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,8 @@ def _analyse(build_pk: int) -> str:
     build = Build.objects.select_for_update(no_key=True, of=("self",)).select_related("app").filter(pk=build_pk).first()
     if build is None:
         return "missing"
+    if build.role != Scope.BRANCH:
+        return "skipped"  # pull-request and requested builds never enter branch analysis
     series_ids = list(Measurement.objects.filter(build=build).values_list("series_id", flat=True))
     series = list(
         Series.objects.select_for_update(no_key=True, of=("self",)).filter(pk__in=series_ids)

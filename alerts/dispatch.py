@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from metrics.models import Build
+from metrics.models import Build, Scope
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,8 @@ def pending_builds(*, min_age_seconds: int | None = None, limit: int = 500) -> l
     """Builds still pending whose last hand-off is older than `min_age_seconds` (or never happened)."""
     age = settings.PERF_SWEEP_MIN_AGE_SECONDS if min_age_seconds is None else min_age_seconds
     cutoff = timezone.now() - timedelta(seconds=age)
-    qs = Build.objects.filter(analysis=Build.Analysis.PENDING).filter(
+    # Only branch builds are analysed after merge; pull-request and requested builds have their own sweeps.
+    qs = Build.objects.filter(analysis=Build.Analysis.PENDING, role=Scope.BRANCH).filter(
         Q(analysis_queued__isnull=True) | Q(analysis_queued__lte=cutoff)
     )
     return list(qs.order_by("analysis_requested").values_list("pk", flat=True)[:limit])

@@ -10,7 +10,7 @@ from ninja.errors import HttpError
 
 from metrics.conditional import conditional_get, set_last_modified
 from metrics.history import recent_points
-from metrics.models import Build, Measurement, Series, unpack_samples
+from metrics.models import Build, Measurement, Scope, Series, unpack_samples
 from metrics.pagination import paginate
 from metrics.schemas import (
     BuildOut,
@@ -71,6 +71,8 @@ def build_detail(request: HttpRequest, app: Path[QueryText], platform: Path[Quer
     return {
         "id": b.ext_id, "app": b.app.name, "platform": b.platform, "branch": b.branch, "commit": b.commit,
         "parent_commit": b.parent_commit, "version": b.version, "timestamp": b.timestamp,
+        "role": b.role, "base_commit": b.base_commit, "base_branch": b.base_branch, "requested": b.requested,
+        "commits": list(b.commits or []),
         "url": request.build_absolute_uri(b.get_absolute_url()), "analysis": b.analysis,
         "measurements": measurements,
     }
@@ -100,7 +102,7 @@ class SeriesFilter(Schema):
             summary="Series, filtered; `metric` ending in * matches a prefix")
 @decorate_view(conditional_get)
 def series_list(request: HttpRequest, filters: Query[SeriesFilter]):
-    qs = Series.objects.select_related("app", "metric").order_by("app__name", "platform", "branch", "metric__name", "device", "pk")
+    qs = Series.objects.filter(scope=Scope.BRANCH).select_related("app", "metric").order_by("app__name", "platform", "branch", "metric__name", "device", "pk")
     caller = request.auth
     if caller.token is not None:
         if filters.app and filters.app != caller.app.name:

@@ -21,7 +21,8 @@ from metrics.schemas import ErrorsOut, UploadOut
 
 router = Router(tags=["uploads"])
 
-QUERY_FIELDS = ("app", "platform", "branch", "build", "commit", "parent_commit", "timestamp", "device", "version")
+QUERY_FIELDS = ("app", "platform", "branch", "build", "commit", "parent_commit", "timestamp", "device", "version",
+                "base_commit", "base_branch", "requested", "commits")
 
 _NATIVE_EXAMPLE: dict[str, Any] = {
     "app": "com.example.shop",
@@ -52,6 +53,11 @@ _QUERY_SCHEMAS: dict[str, dict] = {
     "timestamp": _pattern(complete_rules.TIMESTAMP_RE),
     "device": _pattern(complete_rules.DEVICE_RE),
     "version": {"type": "string", "maxLength": complete_rules.MAX_VERSION},
+    "base_commit": _pattern(complete_rules.COMMIT_RE),
+    "base_branch": _pattern(complete_rules.BRANCH_RE),
+    "requested": _pattern(complete_rules.REQUEST_ID_RE),
+    # Comma-separated commits, oldest first, ending with the build's own commit.
+    "commits": {"type": "string", "pattern": f"^(({complete_rules.COMMIT_RE.pattern})(,({complete_rules.COMMIT_RE.pattern}))*)?$"},
 }
 assert set(_QUERY_SCHEMAS) == set(QUERY_FIELDS)
 

@@ -6,6 +6,8 @@ Semantics (also in README):
 - An upload whose every value equals what is stored changes nothing and is reported as unchanged
   (the API answers 200); anything new or different is written and the build is marked for analysis.
 - A rejected upload raises before anything is written; the whole write is one transaction.
+- A build's role (branch, pull request, requested run) is fixed by its first upload; its measurements go
+  to series of that scope, so only branch builds form a branch's history.
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ def store_upload(
                 measurements=len(upload.metrics), changed=changed,
             )
             build_pk = build.pk
-            transaction.on_commit(lambda: hooks.build_committed(build_pk))
+            role = build.role
+            transaction.on_commit(lambda: hooks.build_committed(build_pk, role))
     return IngestResult(
         build=build, measurements=len(upload.metrics), changed=changed,
         build_created=build_created, build_changed=build_changed,
@@ -110,6 +113,11 @@ def _lock_build(app: App, upload: CompleteUpload, now: datetime) -> tuple[Build,
                     version=upload.version or "",
                     timestamp=upload.timestamp or now,
                     analysis_requested=now,
+                    role=upload.role,
+                    base_commit=upload.base_commit or "",
+                    base_branch=(upload.base_branch or app.default_branch) if upload.base_commit else "",
+                    requested=upload.requested or "",
+                    commits=list(upload.commits),
                 )
             return build, True, False
         except IntegrityError:
@@ -119,12 +127,20 @@ def _lock_build(app: App, upload: CompleteUpload, now: datetime) -> tuple[Build,
         raise UploadInvalid(
             [FieldError("branch", f"build {upload.build_id} is stored on branch {build.branch!r}, not {upload.branch!r}")]
         )
+    if build.role != upload.role:
+        path = {"pr": "build.base_commit", "requested": "build.requested"}.get(upload.role, "build")
+        raise UploadInvalid(
+            [FieldError(path, f"build {upload.build_id} is stored as a {build.role} build, not a {upload.role} build")]
+        )
     changed = False
-    for field in ("commit", "parent_commit", "version"):
+    for field in ("commit", "parent_commit", "version", "base_commit", "base_branch", "requested"):
         value = getattr(upload, field)
         if value and getattr(build, field) != value:
             setattr(build, field, value)
             changed = True
+    if upload.commits and build.commits != list(upload.commits):
+        build.commits = list(upload.commits)
+        changed = True
     if upload.timestamp is not None and build.timestamp != upload.timestamp:
         build.timestamp = upload.timestamp
         changed = True
@@ -155,8 +171,10 @@ def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> dict[str, int]:
 
 
 def _series_ids(app: App, upload: CompleteUpload, metric_ids: dict[str, int]) -> dict[str, int]:
+    scope = upload.role
     sigs = {
-        name: Series.signature_of(app.name, upload.platform, upload.branch, upload.device, name) for name in metric_ids
+        name: Series.signature_of(app.name, upload.platform, upload.branch, upload.device, name, scope)
+        for name in metric_ids
     }
 
     def load() -> dict[str, int]:
@@ -166,7 +184,7 @@ def _series_ids(app: App, upload: CompleteUpload, metric_ids: dict[str, int]) ->
     if len(found) < len(sigs):
         Series.objects.bulk_create(
             [Series(signature=sig, app=app, platform=upload.platform, branch=upload.branch, device=upload.device,
-                    metric_id=metric_ids[name]) for name, sig in sigs.items() if sig not in found],
+                    metric_id=metric_ids[name], scope=scope) for name, sig in sigs.items() if sig not in found],
             ignore_conflicts=True,
         )
         found = load()

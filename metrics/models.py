@@ -19,6 +19,8 @@ from django.urls import reverse
 class App(models.Model):
     name = models.CharField(max_length=100, unique=True)
     created = models.DateTimeField(auto_now_add=True)
+    # The base branch of pull-request builds that name no `base_branch` (CONTRACT section 6).
+    default_branch = models.CharField(max_length=200, default="main")
 
     def __str__(self) -> str:
         return self.name
@@ -64,8 +66,22 @@ class Metric(models.Model):
         return self.name
 
 
+class Scope(models.TextChoices):
+    """What a build is for, and so which series its measurements go to.
+
+    Only `branch` builds make up a branch's history (detection, graphs, position counters).
+    Pull-request builds are compared with their merge-base; requested builds (runs the platform asked CI
+    for, to bisect or confirm an alert) narrow or confirm alerts. Both keep their measurements in series
+    of their own scope, so they can never shift a branch's history or its series positions.
+    """
+
+    BRANCH = "branch"
+    PR = "pr"
+    REQUESTED = "requested"
+
+
 class Series(models.Model):
-    """One metric's history on one (app, platform, branch, device).
+    """One metric's history on one (app, platform, branch, device), in one scope.
 
     `signature` is the SHA-1 of those explicit fields (as Perfherder hashes its signatures), so the
     identity survives renames of display fields and can be looked up in one indexed probe.
@@ -77,6 +93,7 @@ class Series(models.Model):
     branch = models.CharField(max_length=200)
     device = models.CharField(max_length=100, blank=True)
     metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="series")
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.BRANCH)
     created = models.DateTimeField(auto_now_add=True)
     last_build_time = models.DateTimeField(null=True, blank=True)
     # Maintained by the analysis (which holds this row's lock): how many points the series had up to
@@ -88,8 +105,10 @@ class Series(models.Model):
         indexes = [models.Index(fields=["app", "platform", "branch"], name="series_app_platform_branch")]
 
     @staticmethod
-    def signature_of(app: str, platform: str, branch: str, device: str, metric: str) -> str:
-        key = "\x1f".join((app, platform, branch, device, metric))
+    def signature_of(app: str, platform: str, branch: str, device: str, metric: str, scope: str = "branch") -> str:
+        # Branch series keep the signatures they had before scopes existed.
+        parts = (app, platform, branch, device, metric) + (() if scope == Scope.BRANCH else (scope,))
+        key = "\x1f".join(parts)
         return hashlib.sha1(key.encode("utf-8")).hexdigest()
 
     def __str__(self) -> str:
@@ -116,6 +135,11 @@ class Build(models.Model):
     parent_commit = models.CharField(max_length=100, blank=True)
     version = models.CharField(max_length=100, blank=True)
     timestamp = models.DateTimeField()
+    role = models.CharField(max_length=10, choices=Scope.choices, default=Scope.BRANCH)
+    base_commit = models.CharField(max_length=100, blank=True, help_text="A pull-request build's merge-base.")
+    base_branch = models.CharField(max_length=200, blank=True)
+    requested = models.CharField(max_length=100, blank=True, help_text="The run request this build answers.")
+    commits = models.JSONField(default=list, blank=True, help_text="Commits covered since the previous build, oldest first.")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
     # The outbox: a committed build with analysis PENDING is analysed eventually, whether or not the

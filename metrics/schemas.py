@@ -54,6 +54,11 @@ class BuildOut(Schema):
     parent_commit: str
     version: str
     timestamp: datetime
+    role: str = Field(description="branch, pr (a pull-request build) or requested (a run the platform asked for)")
+    base_commit: str = ""
+    base_branch: str = ""
+    requested: str = ""
+    commits: list[str] = []
     url: str
     analysis: str
     measurements: list[MeasurementOut]

@@ -58,8 +58,8 @@ def test_it_leaves_finished_builds_alone(upload, monkeypatch):
     assert dispatch.pending_builds(min_age_seconds=0) == []
 
 
-def test_it_registers_exactly_one_analysis_hook():
-    assert hooks._handler is dispatch.queue_analysis
+def test_it_registers_the_analysis_hook_for_branch_builds():
+    assert hooks._handlers["branch"] is dispatch.queue_analysis
 
 
 def test_it_routes_each_task_to_exactly_one_queue():

@@ -15,7 +15,7 @@ from alerts.models import Alert
 from alerts.ownership import Owners
 from metrics import dashcache
 from metrics.history import SeriesValues, recent_values
-from metrics.models import Series
+from metrics.models import Scope, Series
 
 RECENT = 60  # builds that count as "recent" for health, and the noise window
 TTL, STALE_TTL = 300, 3600
@@ -45,7 +45,7 @@ class SeriesHealth:
 
 def compute_health(*, team_id: int | None = None) -> list[SeriesHealth]:
     owners = Owners()
-    rows = list(Series.objects.select_related("app", "metric").order_by("app__name", "platform", "metric__name", "device"))
+    rows = list(Series.objects.filter(scope=Scope.BRANCH).select_related("app", "metric").order_by("app__name", "platform", "metric__name", "device"))
     teams = {s.pk: owners.team_id(s.app.name, s.platform, s.metric.name) for s in rows}
     if team_id is not None:
         rows = [s for s in rows if teams[s.pk] == team_id]

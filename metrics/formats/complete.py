@@ -1,7 +1,8 @@
 """Merge query parameters into a parsed upload and check what every stored upload needs.
 
 Query parameters (``?app=&platform=&branch=&build=&commit=&timestamp=&device=``, also
-``?version=`` and ``?parent_commit=``) fill the build fields the CI formats lack. **A non-empty query
+``?version=``, ``?parent_commit=``, ``?base_commit=``, ``?base_branch=``, ``?requested=`` and
+``?commits=`` (comma-separated)) fill the build fields the CI formats lack. **A non-empty query
 parameter overrides the body's value**, for every format including native: the CI job's command line
 is the more specific source (e.g. ``--device`` when the benchmark JSON names a model). Empty
 parameters are ignored.
@@ -15,13 +16,20 @@ Then:
 * ``device``: optional (``""`` when absent), ``^[A-Za-z0-9._ :+()-]{1,100}$``
 * ``build.commit``, ``build.parent_commit``: optional, ``^[A-Za-z0-9._/-]{1,100}$``
 * ``build.version``: optional, at most 100 characters
+* ``build.base_commit`` (a pull-request build's merge-base), ``build.base_branch`` (only with a
+  base commit; ``None`` means the app's default branch), ``build.requested`` (the id of the platform's
+  run request this build answers; it needs ``build.commit``): optional; a build is at most one of a
+  pull-request build and a requested build
+* ``build.commits``: optional, the commits the build covers, oldest first, each like a commit; when
+  ``build.commit`` is given the list must end with it, else its last entry becomes the commit
 * ``build.timestamp``: optional; ISO 8601 (``2026-12-01T10:00:00Z``, offsets, or naive = UTC), not
   before 2000-01-01 and not more than one day after ``now``; returned as an aware UTC datetime.
   ``None`` when absent: the ingest layer keeps the stored build's time or uses the receive time.
 
 All problems are reported together as :class:`UploadInvalid` with paths ``app``, ``platform``,
 ``branch``, ``device``, ``build.id``, ``build.commit``, ``build.parent_commit``, ``build.version``,
-``build.timestamp``, ``metrics``.
+``build.timestamp``, ``build.base_commit``, ``build.base_branch``, ``build.requested``,
+``build.commits``, ``metrics``.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ BUILD_ID_RE = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
 DEVICE_RE = re.compile(r"[A-Za-z0-9._ :+()-]{1,100}")
 COMMIT_RE = re.compile(r"[A-Za-z0-9._/-]{1,100}")
 MAX_VERSION = 100
+REQUEST_ID_RE = BUILD_ID_RE
+MAX_COMMITS = 1000
 # ISO 8601 / RFC 3339 date-times as CI tools write them; no offset means UTC. Checked before
 # datetime.fromisoformat, which also takes forms (week dates, basic format) the API does not promise.
 TIMESTAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?")
@@ -61,6 +71,19 @@ class CompleteUpload:
     version: str | None
     timestamp: datetime | None  # aware, UTC
     metrics: tuple[ParsedMetric, ...]
+    base_commit: str | None = None
+    base_branch: str | None = None  # None: the app's default branch
+    requested: str | None = None
+    commits: tuple[str, ...] = ()
+
+    @property
+    def role(self) -> str:
+        """"pr" for a pull-request build, "requested" for a build the platform asked CI for, else "branch"."""
+        if self.requested:
+            return "requested"
+        if self.base_commit:
+            return "pr"
+        return "branch"
 
 
 def parse_timestamp(raw: str, now: datetime) -> tuple[datetime | None, str | None]:
@@ -156,6 +179,28 @@ def complete(parsed: ParsedUpload, params: Mapping[str, str], *, now: datetime) 
         "build.version", b.version, "version", None, False, f"at most {MAX_VERSION} characters", MAX_VERSION
     )
 
+    base_commit = field("build.base_commit", b.base_commit, "base_commit", COMMIT_RE, False, commit_rule)
+    base_branch = field(
+        "build.base_branch", b.base_branch, "base_branch", BRANCH_RE, False,
+        "must be 1-200 characters from A-Z a-z 0-9 . _ / + -",
+    )
+    requested = field(
+        "build.requested", b.requested, "requested", REQUEST_ID_RE, False,
+        "must be 1-100 characters from A-Z a-z 0-9 . _ : + -",
+    )
+    if base_branch and not base_commit:
+        errors.append(FieldError("build.base_branch", "is only meaningful with build.base_commit (a pull-request build)"))
+    if requested and base_commit:
+        errors.append(FieldError("build.requested", "a requested build cannot also be a pull-request build (base_commit)"))
+    commits = _commit_list(b.commits, params, errors)
+    if commits:
+        if commit is None and not errors:
+            commit = commits[-1]
+        elif commit is not None and commits[-1] != commit:
+            errors.append(FieldError("build.commits", f"must end with the build's own commit {commit!r}"))
+    if requested and commit is None:
+        errors.append(FieldError("build.commit", "is required for a requested build: the commit CI ran"))
+
     timestamp: datetime | None = None
     raw_ts, source = _merged(b.timestamp, params, "timestamp")
     if isinstance(raw_ts, str) and raw_ts != "":
@@ -182,4 +227,23 @@ def complete(parsed: ParsedUpload, params: Mapping[str, str], *, now: datetime) 
         version=version,
         timestamp=timestamp,
         metrics=tuple(parsed.metrics),
+        base_commit=base_commit,
+        base_branch=base_branch,
+        requested=requested,
+        commits=commits,
     )
+
+
+def _commit_list(body: tuple[str, ...] | None, params: Mapping[str, str], errors: list[FieldError]) -> tuple[str, ...]:
+    """`build.commits` from the body, or `?commits=a,b,c` (which wins, as every parameter does)."""
+    raw = params.get("commits")
+    items: tuple[str, ...] | None = tuple(c.strip() for c in raw.split(",")) if isinstance(raw, str) and raw else body
+    if not items:
+        return ()
+    if len(items) > MAX_COMMITS:
+        errors.append(FieldError("build.commits", f"at most {MAX_COMMITS} commits (got {len(items)})"))
+        return ()
+    bad = [i for i, c in enumerate(items) if COMMIT_RE.fullmatch(c) is None]
+    for i in bad[:5]:
+        errors.append(FieldError(f"build.commits[{i}]", "must be 1-100 characters from A-Z a-z 0-9 . _ / -"))
+    return () if bad else items

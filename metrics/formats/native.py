@@ -32,7 +32,8 @@ from metrics.formats.common import (
 
 MAX_UNIT = 50
 _TOP_STRINGS = ("app", "platform", "branch", "device")
-_BUILD_STRINGS = ("id", "commit", "timestamp", "version", "parent_commit")
+_BUILD_STRINGS = ("id", "commit", "timestamp", "version", "parent_commit", "base_commit", "base_branch", "requested")
+MAX_COMMITS = 1000
 
 
 def _opt_str(obj: dict, key: str, path: str, errors: list[FieldError]) -> str | None:
@@ -43,6 +44,25 @@ def _opt_str(obj: dict, key: str, path: str, errors: list[FieldError]) -> str | 
         errors.append(FieldError(path, f"must be a string, not {_type_name(v)}"))
         return None
     return v
+
+
+def _commits(raw: object, errors: list[FieldError]) -> tuple[str, ...] | None:
+    """`build.commits`: a list of commit strings (their pattern is checked with the other build fields)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        errors.append(FieldError("build.commits", f"must be a list of commits, not {_type_name(raw)}"))
+        return None
+    if len(raw) > MAX_COMMITS:
+        errors.append(FieldError("build.commits", f"at most {MAX_COMMITS} commits (got {len(raw)})"))
+        return None
+    out = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, str):
+            errors.append(FieldError(f"build.commits[{i}]", f"must be a string, not {_type_name(c)}"))
+        else:
+            out.append(c)
+    return tuple(out)
 
 
 def _type_name(v: object) -> str:
@@ -151,7 +171,10 @@ def parse(body: object) -> ParsedUpload:
         if not isinstance(build_raw, dict):
             errors.append(FieldError("build", "must be an object with id, commit, timestamp, version"))
         else:
-            build = BuildInfo(**{k: _opt_str(build_raw, k, f"build.{k}", errors) for k in _BUILD_STRINGS})
+            build = BuildInfo(
+                **{k: _opt_str(build_raw, k, f"build.{k}", errors) for k in _BUILD_STRINGS},
+                commits=_commits(build_raw.get("commits"), errors),
+            )
 
     metrics: list[ParsedMetric] = []
     raw_metrics = body.get("metrics")

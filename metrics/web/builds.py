@@ -7,7 +7,7 @@ from django.db.models import Count, Max
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from metrics.models import Build, Measurement, Series
+from metrics.models import Build, Measurement, Scope, Series
 from metrics.web.annotations import annotate_build
 from metrics.web.compare import pct, significance
 
@@ -20,9 +20,9 @@ def fmt(value: float | None) -> str:
 
 @login_required
 def builds_home(request: HttpRequest) -> HttpResponse:
-    groups = (Series.objects.values("app__name", "platform", "branch")
+    groups = (Series.objects.filter(scope=Scope.BRANCH).values("app__name", "platform", "branch")
               .annotate(series=Count("id"), last=Max("last_build_time")).order_by("app__name", "platform", "branch"))
-    builds = Build.objects.select_related("app").order_by("-timestamp")[:30]
+    builds = Build.objects.filter(role=Scope.BRANCH).select_related("app").order_by("-timestamp")[:30]
     return render(request, "metrics/home.html", {"groups": groups, "builds": builds})
 
 
