@@ -1,10 +1,11 @@
 from django.urls import path
 
-from alerts.web import dashboard, group
+from alerts.web import bulk, dashboard, group, team
 
 urlpatterns = [
     path("", dashboard.root, name="home"),
     path("overview/", dashboard.overview_page, name="overview-page"),
-    path("teams/<str:team>/", dashboard.team_page, name="team-page"),
+    path("teams/<str:team>/", team.team_page, name="team-page"),
+    path("teams/<str:team>/triage/", bulk.bulk_triage, name="team-bulk-triage"),
     path("alerts/<int:group_id>/", group.alert_group_page, name="alert-group-page"),
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 def pct(rel: float | None) -> str:
     if rel is None:
@@ -23,3 +25,8 @@ def num(value: float | None, unit: str = "") -> str:
 
 def short(commit: str | None) -> str:
     return (commit or "")[:10]
+
+
+def spark_json(values: list[float | None], mark: int = -1) -> str:
+    """The compact JSON a `data-sparkline` element carries: values oldest first, `c` the marked index."""
+    return json.dumps({"v": values, "c": mark}, separators=(",", ":"))
