@@ -25,6 +25,8 @@ teams:
   - name: app-size
   - name: stability
   - name: central-perf
+  - name: maps
+  - name: checkout
 owners:
   - {app: "*", platform: "*", metric: "*", team: central-perf}
   - {app: "*", platform: "*", metric: "startup.*", team: startup-perf}
@@ -33,6 +35,8 @@ owners:
   - {app: "*", platform: "*", metric: "crash.*", team: stability}
   - {app: "*", platform: "*", metric: "anr.*", team: stability}
   - {app: "*", platform: "*", metric: "oom.*", team: stability}
+  - {app: "*", platform: "*", metric: "size.module.feature_map*", team: maps}
+  - {app: "*", platform: "*", metric: "size.module.feature_checkout*", team: checkout}
 metrics:
   - {metric: "size.*", min_change: 0.005}
 """
@@ -53,6 +57,7 @@ class Command(BaseCommand):
         for app_name in demo_data.APPS:
             for platform in demo_data.PLATFORMS:
                 series, planted = demo_data.generate(app_name, platform, n_builds=builds)
+                series += demo_data.size_breakdown(series, builds)
                 planted_all += [
                     {**p.__dict__, "build": demo_data.build_identity(app_name, platform, p.index, n_builds=builds, end=end)["id"]}
                     for p in planted
