@@ -62,7 +62,7 @@ def test_it_colours_by_the_build_chosen_to_compare_against(client, sized):
     assert "no build 'nope'" in unknown.context["error"] and 'role="alert"' in unknown.content.decode() and unknown.context["against"].ext_id == f"b{SHIFT_AT - 1}"
     tiles = next(n for n in client.get(f"/builds/com.example.shop/android/b{SHIFT_AT}/size/").context["nodes"]
                  if n["name"] == "size.module.map.assets.tiles")
-    assert tiles["change"] == "+20.0%" and "hsl(4 " in tiles["style"]
+    assert tiles["change"] == "+20.00%" and "hsl(4 " in tiles["style"]
 
 
 def test_it_compares_a_pull_request_build_with_its_base(client, sized):
