@@ -10,10 +10,25 @@ from django.views.decorators.http import require_http_methods
 from alerts import lifecycle
 from alerts.api import can_triage
 from alerts.models import Alert, AlertGroup
-from alerts.web.format import num, pct, short
-from metrics import dashcache
+from alerts.web.format import num, pct, short, spark_json
+from metrics import dashcache, sparkline
 
 STATUSES = [s for s in Alert.Status.values if s != Alert.Status.REASSIGNED]
+GRAPHS = 12  # live alerts drawn around the culprit; the rest are in the table
+
+
+def culprit_graphs(group: AlertGroup, live: list[Alert]) -> list[dict]:
+    """A window of ~90 builds around the culprit for each live alert, read in one query."""
+    shown = live[:GRAPHS]
+    windows = sparkline.around([(a.series_id, group.build.timestamp) for a in shown], before=60, after=30)
+    out = []
+    for a in shown:
+        w = windows.get((a.series_id, group.build.timestamp))
+        if w is None or not w.values:
+            continue
+        out.append({"a": a, "metric": a.series.metric.name, "unit": a.series.metric.unit,
+                    "spark": spark_json(w.values, w.mark), "n": len(w.values), "pct": pct(a.rel_change)})
+    return out
 
 
 def _triage(request: HttpRequest, group: AlertGroup) -> tuple[int, str]:
@@ -79,7 +94,7 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
     } for a in alerts]
     return render(request, "alerts/group.html", {
         "group": group, "build": group.build, "previous": first, "rows": rows, "allowed": allowed,
-        "statuses": STATUSES, "candidates": candidates,
+        "statuses": STATUSES, "candidates": candidates, "graphs": culprit_graphs(group, live),
         "commit_from": short(first.commit) if first else "", "commit_to": short(group.build.commit),
         "counts": {"regressions": sum(1 for a in live if a.direction == Alert.Direction.REGRESSION),
                    "improvements": sum(1 for a in live if a.direction == Alert.Direction.IMPROVEMENT),

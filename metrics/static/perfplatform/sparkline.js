@@ -27,7 +27,8 @@
     var data;
     try { data = JSON.parse(box.dataset.sparkline); } catch (e) { return; }
     var vs = data.v || [], c = data.c, n = vs.length;
-    var w = box.clientWidth || 160, h = box.clientHeight || 32, pad = 3;
+    var large = box.classList.contains("spark-large");
+    var w = box.clientWidth || 160, h = (box.clientHeight || 32) - (large ? 20 : 0), pad = 3;
     var finite = vs.filter(function (v) { return v !== null && isFinite(v); });
     box.textContent = "";
     if (!finite.length) { box.dataset.drawn = "0"; return; }
@@ -47,7 +48,7 @@
       svg.appendChild(el("path", {d: path(vs, 0, n - 1, x, y), fill: "none", stroke: "#0b57d0", "stroke-width": 1.5}));
     }
     box.appendChild(svg);
-    if (box.classList.contains("spark-large")) {
+    if (large) {
       var scale = document.createElement("span");
       scale.className = "spark-scale";
       scale.textContent = "min " + fmt(Math.min.apply(null, finite)) + " · max " + fmt(Math.max.apply(null, finite)) +
