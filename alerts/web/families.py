@@ -69,7 +69,6 @@ def families_block(team: Team) -> dict:
         families.append({
             "name": name, "n": len(rows), "worst": worst, "spark": spark_json(spark),
             "counts": [(k, counts[k]) for k in WORST_FIRST if counts.get(k)],
-            "open": worst == "regressed",
             "metrics": [{"h": h, "sens": pct(h.sensitivity).lstrip("+") if h.sensitivity is not None else "–",
                          "last": num(h.last_value, h.unit), "change": pct(h.rel_change)} for h in rows],
         })
