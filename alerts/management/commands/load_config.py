@@ -6,7 +6,7 @@ from alerts.config_loader import ConfigError, apply_config
 
 
 class Command(BaseCommand):
-    help = "Apply a YAML config file: teams, channels, ownership rules, metric overrides (idempotent)."
+    help = "Apply a YAML config file: teams, channels, owners, metric overrides, apps, budgets (idempotent)."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", help="path to the YAML file")
@@ -23,7 +23,10 @@ class Command(BaseCommand):
             raise CommandError(f"{file} is not valid:\n{exc}") from None
         self.stdout.write(
             f"applied {file}: {summary.teams} teams, {summary.channels} channels, "
-            f"{summary.owners} owner rules, {summary.overrides} metric overrides"
+            f"{summary.owners} owner rules, {summary.overrides} metric overrides, "
+            f"{summary.apps} apps, {summary.budgets} budgets"
         )
+        if summary.channels_archived:
+            self.stdout.write(f"archived {summary.channels_archived} channels no longer listed (history kept)")
         if summary.users_created:
             self.stdout.write("created users without passwords: " + ", ".join(summary.users_created))
