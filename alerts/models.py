@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.db import models
 
@@ -43,6 +45,15 @@ class Channel(models.Model):
     archived = models.DateTimeField(null=True, blank=True, help_text="When the config stopped listing it.")
 
     objects = ChannelQuerySet.as_manager()
+
+    @property
+    def display(self) -> str:
+        """What pages may show: the host of a URL (a Slack or webhook path is often a credential), or
+        the email recipients. Never the secret."""
+        if self.kind == self.Kind.EMAIL:
+            return ", ".join(self.config.get("to") or [])
+        host = urlsplit(self.config.get("url") or self.key).hostname or "?"
+        return f"{host} (address hidden)"
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["team", "kind", "key"], name="channel_unique_per_team")]

@@ -325,3 +325,15 @@ def test_it_never_prints_a_secret_in_errors(tmp_path):
         load(tmp_path, "apps:\n  - {name: 'bad name', ci: {url: 'nope', secret: 'very-secret-value', extra: 1}}\n")
     assert "very-secret-value" not in str(exc.value)
     assert "apps[0].ci.url" in str(exc.value) and "apps[0].name" in str(exc.value)
+
+
+def test_it_applies_the_readme_example(tmp_path):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("## Configuration as code"):]
+    example = section[section.index("```yaml") + len("```yaml"):section.index("```", section.index("```yaml") + 7)]
+    out = load(tmp_path, example)
+    assert "3 teams, 3 channels, 2 owner rules, 2 metric overrides, 1 apps, 1 budgets" in out
+    assert MetricOverride.objects.get(position=0).abs_floor == 100000
+    assert App.objects.get(name="com.example.shop").integration.code_host_repo == "owner/name"
