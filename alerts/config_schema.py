@@ -9,7 +9,9 @@ Omitted means unchanged: an optional key left out of the file is `None` here (or
 
 from __future__ import annotations
 
+import difflib
 import re
+import typing
 from typing import Annotated, Any, Literal
 from urllib.parse import urlparse
 
@@ -214,8 +216,38 @@ def _path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field annotation can hold (through Optional, list, Annotated and unions)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys allowed in the mapping at `loc` (a pydantic location, channel tags included)."""
+    models: list[type[BaseModel]] = [ConfigFile]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if len(models) > 1:  # a discriminated union: the location names the tag next
+            models = [m for m in models if part in typing.get_args(m.model_fields["type"].annotation)]
+            continue
+        fields = models[0].model_fields if models else {}
+        models = _models_in(fields[part].annotation) if part in fields else []
+    return list(models[0].model_fields) if len(models) == 1 else []
+
+
+def _unknown_key_message(loc: tuple[int | str, ...]) -> str:
+    allowed = _keys_at(loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key; did you mean {close[0]!r}?"
+    return "unknown key" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+
+
 def _problem(err: dict[str, Any]) -> tuple[str, str]:
-    loc = list(err["loc"])
+    raw_loc = tuple(err["loc"])
+    loc = list(raw_loc)
     # The discriminated union puts the channel's type into the path: teams[0].channels[1].webhook.secret.
     for i in range(1, len(loc)):
         if loc[i] in CHANNEL_TYPES and isinstance(loc[i - 1], int):
@@ -226,7 +258,7 @@ def _problem(err: dict[str, Any]) -> tuple[str, str]:
         loc.append("type")
         msg = "must be one of " + ", ".join(CHANNEL_TYPES)
     elif kind == "extra_forbidden":
-        msg = "unknown key"
+        msg = _unknown_key_message(raw_loc)
     elif kind == "missing":
         msg = "is required"
     elif kind in ("model_type", "model_attributes_type", "dict_type"):

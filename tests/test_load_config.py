@@ -142,7 +142,7 @@ def test_it_refuses_an_unknown_key_with_its_path_and_changes_nothing(tmp_path):
     before = snapshot()
     with pytest.raises(CommandError) as exc:
         load(tmp_path, CONFIG.replace("secret:", "secert:").replace("members: [alice]", "members: [bob]"))
-    assert "teams[0].channels[0].secert: unknown key" in str(exc.value)
+    assert "teams[0].channels[0].secert: unknown key; did you mean 'secret'?" in str(exc.value)
     assert "teams[0].channels[0].secret: is required" in str(exc.value)
     assert snapshot() == before
     assert not Team.objects.filter(members__username="bob").exists()
@@ -337,3 +337,15 @@ def test_it_applies_the_readme_example(tmp_path):
     assert "3 teams, 3 channels, 2 owner rules, 2 metric overrides, 1 apps, 1 budgets" in out
     assert MetricOverride.objects.get(position=0).abs_floor == 100000
     assert App.objects.get(name="com.example.shop").integration.code_host_repo == "owner/name"
+
+
+def test_it_only_validates_with_check(tmp_path):
+    path = tmp_path / "perf.yaml"
+    path.write_text(CONFIG)
+    out = StringIO()
+    call_command("load_config", str(path), "--check", stdout=out)
+    assert "is valid (nothing applied)" in out.getvalue()
+    assert Team.objects.count() == 0
+    path.write_text("owner: []\n")
+    with pytest.raises(CommandError, match=r"owner: unknown key; did you mean 'owners'\?"):
+        call_command("load_config", str(path), "--check")
