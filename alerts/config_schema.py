@@ -31,9 +31,10 @@ APP_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 BRANCH_RE = re.compile(r"^[A-Za-z0-9._/+-]{1,200}$")
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 GLOB_RE = re.compile(r"^[A-Za-z0-9._/:*?\[\]!-]{1,200}$")
-REPO_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
+REPO_RE = re.compile(r"^[A-Za-z0-9_.-]{1,99}/[A-Za-z0-9_.-]{1,100}$")
 ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
 USERNAME_MAX = 150
+URL_MAX = 300  # Channel.key holds a channel's URL
 
 
 class ConfigError(ValueError):
@@ -55,8 +56,10 @@ def _matching(pattern: re.Pattern[str], message: str):
 
 def _http_url(value: str) -> str:
     parsed = urlparse(value)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc or len(value) > 500:
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise ValueError("must be an http(s) URL")
+    if len(value) > URL_MAX:
+        raise ValueError(f"must be at most {URL_MAX} characters")
     return value
 
 
@@ -99,9 +102,18 @@ class SlackChannel(Strict):
     url: HttpUrl
 
 
+def _fits_key(addresses: list[str]) -> list[str]:
+    if len(",".join(sorted(addresses))) > URL_MAX:
+        raise ValueError(f"too many recipients: together at most {URL_MAX} characters; use a mailing list")
+    return addresses
+
+
 class EmailChannel(Strict):
     type: Literal["email"]
-    to: Annotated[list[Annotated[str, AfterValidator(_email)]], BeforeValidator(_one_or_many), Field(min_length=1)]
+    to: Annotated[
+        list[Annotated[str, AfterValidator(_email)]],
+        BeforeValidator(_one_or_many), Field(min_length=1), AfterValidator(_fits_key),
+    ]
 
 
 ChannelSpec = Annotated[WebhookChannel | SlackChannel | EmailChannel, Field(discriminator="type")]

@@ -54,6 +54,10 @@ def test_it_never_echoes_a_secret_in_a_message(secret):
     ({"metrics": [{"metric": "m", "sensitivity": float("nan")}]}, "metrics[0].sensitivity", "Input should be a finite number"),
     ({"metrics": [{"metric": "m", "min_change": True}]}, "metrics[0].min_change", "Input should be a valid number"),
     ({"teams": [{"name": "t", "channels": ["slack"]}]}, "teams[0].channels[0]", "must be a mapping"),
+    ({"teams": [{"name": "t", "channels": [{"type": "slack", "url": "https://h.example/" + "x" * 300}]}]},
+     "teams[0].channels[0].url", "must be at most 300 characters"),
+    ({"teams": [{"name": "t", "channels": [{"type": "email", "to": [f"user{i}@example.com" for i in range(30)]}]}]},
+     "teams[0].channels[0].to", "too many recipients: together at most 300 characters; use a mailing list"),
 ])
 def test_it_names_the_path_and_the_problem(doc, path, message):
     with pytest.raises(ConfigError) as exc:
