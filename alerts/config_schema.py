@@ -148,7 +148,7 @@ class MetricSpec(Strict):
     app: Glob = "*"
     platform: Glob = "*"
     metric: Glob
-    min_change: NonNegative | None = None
+    min_change: Annotated[float, Field(ge=0, lt=10)] | None = None  # relative: 0.02 is 2% (DetectorConfig's bound)
     abs_threshold: NonNegative | None = None
     sensitivity: Annotated[float, Field(ge=0.01)] | None = None
     abs_floor: NonNegative | None = None

@@ -52,6 +52,7 @@ def test_it_never_echoes_a_secret_in_a_message(secret):
     ({"teams": [{"name": "t"}, {"name": "t"}]}, "teams", "team 't' is listed twice"),
     ({"apps": [{"name": "a"}, {"name": "a"}]}, "apps", "app 'a' is listed twice"),
     ({"metrics": [{"metric": "m", "sensitivity": float("nan")}]}, "metrics[0].sensitivity", "Input should be a finite number"),
+    ({"metrics": [{"metric": "m", "min_change": 20}]}, "metrics[0].min_change", "Input should be less than 10"),
     ({"metrics": [{"metric": "m", "min_change": True}]}, "metrics[0].min_change", "Input should be a valid number"),
     ({"teams": [{"name": "t", "channels": ["slack"]}]}, "teams[0].channels[0]", "must be a mapping"),
     ({"teams": [{"name": "t", "channels": [{"type": "slack", "url": "https://h.example/" + "x" * 300}]}]},
