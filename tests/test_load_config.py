@@ -349,3 +349,23 @@ def test_it_only_validates_with_check(tmp_path):
     path.write_text("owner: []\n")
     with pytest.raises(CommandError, match=r"owner: unknown key; did you mean 'owners'\?"):
         call_command("load_config", str(path), "--check")
+
+
+def test_it_exits_non_zero_and_prints_every_path_from_the_shell(tmp_path):
+    """The real command line, as an operator runs it (no database is needed to refuse this file)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("teams:\n  - name: t\n    channels:\n      - {type: webhook, url: 'https://h.example', secert: 'shell-secret-value'}\n"
+                   "metricz: []\n")
+    run = subprocess.run([sys.executable, "manage.py", "load_config", str(bad)], cwd=root,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    for line in ("teams[0].channels[0].secret: is required",
+                 "teams[0].channels[0].secert: unknown key; did you mean 'secret'?",
+                 "metricz: unknown key; did you mean 'metrics'?"):
+        assert line in run.stderr
+    assert "shell-secret-value" not in run.stderr + run.stdout
