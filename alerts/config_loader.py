@@ -10,6 +10,7 @@ What the file means for what is stored:
   A listed `channels` list is the truth for that team: a stored channel not in it is archived (no new
   deliveries, hidden from pages, history kept), one listed again is un-archived. Channels are matched
   by kind and address (webhook/slack URL, sorted email recipients), so a changed secret keeps the row.
+  Deliveries still pending to an archived channel are marked failed, not sent.
 - `owners`, `metrics`, `budgets`: ordered tables (later rules win), replaced row by row by position,
   so applying the same file twice leaves the same rows.
 - `apps`: matched by name; a missing app is created. `default_branch`, `ci`, `code_host` left out are
@@ -37,7 +38,7 @@ from alerts.config_schema import (
     channel_identity,
     validate_document,
 )
-from alerts.models import AppIntegration, Channel, MetricOverride, OwnerRule, SizeBudget, Team
+from alerts.models import AppIntegration, Channel, Delivery, MetricOverride, OwnerRule, SizeBudget, Team
 from metrics.models import App
 
 __all__ = ["ConfigError", "Summary", "apply_config", "parse_config"]
@@ -145,9 +146,14 @@ def _store_team(spec: TeamSpec, summary: Summary) -> None:
         )
         keep.append(channel.pk)
     summary.channels += len(keep)
-    summary.channels_archived += (
-        team.channels.active().exclude(pk__in=keep).update(archived=timezone.now())
-    )
+    dropped = list(team.channels.active().exclude(pk__in=keep).values_list("pk", flat=True))
+    if dropped:
+        Channel.objects.filter(pk__in=dropped).update(archived=timezone.now())
+        # A removed endpoint (perhaps removed because it leaked) must not receive what was queued for it.
+        Delivery.objects.filter(channel_id__in=dropped, status=Delivery.Status.PENDING).update(
+            status=Delivery.Status.FAILED, error="not sent: the channel was removed from the config"
+        )
+        summary.channels_archived += len(dropped)
 
 
 def _users(usernames: Sequence[str], summary: Summary) -> list:

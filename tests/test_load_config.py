@@ -217,19 +217,25 @@ def test_it_archives_a_removed_channel_and_keeps_its_delivery_history(tmp_path):
     assert webhook.config["secret"] == "rotated" and webhook.archived is None
     assert Delivery.objects.filter(channel=webhook).count() == 1
 
+    group = AlertGroup.objects.create(build=scene.previous_build, team=scene.team)
+    queued = Delivery.objects.create(group=group, channel=webhook)
     load(tmp_path, CONFIG.replace('      - {type: webhook, url: "https://hooks.example/perf", secret: "s3cret"}\n', ""))
     webhook.refresh_from_db()
     assert webhook.archived is not None
     assert DeliveryAttempt.objects.filter(delivery__channel=webhook).count() == 1
+    delivery.refresh_from_db()
+    queued.refresh_from_db()
+    assert (delivery.status, queued.status) == ("sent", "failed")  # history kept; the queued one never sent
+    assert "removed from the config" in queued.error
     assert webhook not in Channel.objects.active()
 
     from alerts.notify.service import plan_deliveries
 
-    group = AlertGroup.objects.create(build=scene.previous_build, team=scene.team)
     Alert.objects.filter(pk=scene.regression.pk).update(group=group)
     plan_deliveries(group.pk)
-    assert not Delivery.objects.filter(group=group, channel=webhook).exists()  # archived: no new deliveries
-    assert Delivery.objects.filter(group=group).count() == 2
+    assert list(Delivery.objects.filter(group=group, channel=webhook)) == [queued]  # archived: none new
+    assert Delivery.objects.filter(group=group).count() == 3
+    assert Delivery.objects.get(pk=queued.pk).status == "failed"
 
     load(tmp_path, CONFIG)  # listed again: back in service, same row
     webhook.refresh_from_db()
