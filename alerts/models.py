@@ -249,3 +249,33 @@ class DeliveryAttempt(models.Model):
     status_code = models.PositiveIntegerField(null=True)
     error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
+
+
+class BudgetAlert(models.Model):
+    """A size budget crossed at a branch build: the sum of its metrics went above `max_bytes`.
+
+    It joins the alert group of (that build, the budget's team), so it is notified with the group
+    through the team's channels and triaged like the group's alerts (docs/SIZE.md). The budget's
+    glob and cap are copied, so the alert still says what was crossed after the config changes.
+    """
+
+    budget = models.ForeignKey(SizeBudget, on_delete=models.SET_NULL, null=True, blank=True, related_name="alerts")
+    metric = models.CharField(max_length=200, help_text="The budget's metric glob when it was crossed.")
+    max_bytes = models.BigIntegerField()
+    build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="budget_alerts")
+    previous_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
+    group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="budget_alerts")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="budget_alerts")
+    total = models.FloatField(help_text="Bytes of the matching metrics at the build.")
+    previous_total = models.FloatField(null=True)
+    status = models.CharField(max_length=12, choices=Alert.Status.choices, default=Alert.Status.UNTRIAGED)
+    note = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["build", "team", "metric"], name="budget_alert_unique_per_build")]
+
+    @property
+    def over_by(self) -> float:
+        return self.total - self.max_bytes

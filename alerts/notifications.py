@@ -34,7 +34,9 @@ def _queue(group_ids: list[int]) -> int:
 
 
 def _unnotified() -> Q:
-    return Q(notified__isnull=True) & Q(alerts__detection__in=[Alert.Detection.OPEN, Alert.Detection.CONFIRMED])
+    # A group is worth telling about for a live alert or a crossed size budget (which is never withdrawn).
+    return Q(notified__isnull=True) & (Q(alerts__detection__in=[Alert.Detection.OPEN, Alert.Detection.CONFIRMED])
+                                       | Q(budget_alerts__isnull=False))
 
 
 def notify_due_groups(build_pk: int) -> int:

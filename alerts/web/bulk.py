@@ -16,23 +16,28 @@ from django.views.decorators.http import require_POST
 
 from alerts import lifecycle
 from alerts.api import can_triage
-from alerts.models import Alert, AlertGroup, Team
+from alerts.models import Alert, AlertGroup, BudgetAlert, Team
 from metrics import dashcache
 
 BULK_STATUSES = ("acknowledged", "invalid", "wontfix", "fixed")
 MAX_GROUPS = 200
 
 
-def apply_triage(alerts: list[Alert], status: str, note: str | None) -> None:
-    """Set one triage status (and note, when given) on alerts and refresh their groups."""
+def apply_triage(group_ids: set[int], status: str, note: str | None) -> int:
+    """Set one triage status (and note, when given) on every live alert and crossed budget of the groups;
+    refresh the groups. Returns how many were triaged."""
+    alerts = list(Alert.objects.filter(group_id__in=group_ids).exclude(detection=Alert.Detection.WITHDRAWN))
     for a in alerts:
         a.status = status
         a.reassigned_to = None
         if note:
             a.note = note[:5000]
         a.save(update_fields=["status", "note", "reassigned_to", "updated"])
-    lifecycle.refresh_groups(sorted({a.group_id for a in alerts}))
+    budgets = BudgetAlert.objects.filter(group_id__in=group_ids)
+    n_budgets = budgets.update(status=status, **({"note": note[:5000]} if note else {}))
+    lifecycle.refresh_groups(sorted(group_ids))
     dashcache.bump()
+    return len(alerts) + n_budgets
 
 
 def safe_next(request: HttpRequest, fallback: str) -> str:
@@ -67,10 +72,9 @@ def bulk_triage(request: HttpRequest, team: str) -> HttpResponse:
     groups = set(AlertGroup.objects.filter(pk__in=ids, team=t).values_list("pk", flat=True))
     if groups != ids:
         return _answer(request, 404, f"not alert groups of {t.name}: {', '.join(map(str, sorted(ids - groups)))}")
-    alerts = list(Alert.objects.filter(group_id__in=groups).exclude(detection=Alert.Detection.WITHDRAWN))
-    apply_triage(alerts, status, request.POST.get("note", "").strip())
+    n = apply_triage(groups, status, request.POST.get("note", "").strip())
     statuses = dict(AlertGroup.objects.filter(pk__in=groups).values_list("pk", "status"))
-    message = f"{len(alerts)} alert(s) in {len(groups)} group(s) marked {status}"
+    message = f"{n} alert(s) in {len(groups)} group(s) marked {status}"
     if request.headers.get("Accept", "").startswith("application/json"):
         return JsonResponse({"message": message, "groups": {str(k): v for k, v in statuses.items()}})
     return redirect(safe_next(request, f"/teams/{t.name}/"))

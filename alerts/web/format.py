@@ -30,3 +30,13 @@ def short(commit: str | None) -> str:
 def spark_json(values: list[float | None], mark: int = -1) -> str:
     """The compact JSON a `data-sparkline` element carries: values oldest first, `c` the marked index."""
     return json.dumps({"v": values, "c": mark}, separators=(",", ":"))
+
+
+def human_bytes(v: float | None) -> str:
+    if v is None:
+        return "–"
+    a = abs(v)
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if a >= div:
+            return f"{v / div:.2f} {unit}" if a < 10 * div else f"{v / div:.1f} {unit}"
+    return f"{v:.0f} B"

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 from alerts import lifecycle
 from alerts.api import can_triage
 from alerts.models import Alert, AlertGroup
+from alerts.web.budget_view import budget_alert_row
 from alerts.web.format import num, pct, short, spark_json
 from metrics import dashcache, sparkline
 
@@ -53,9 +54,12 @@ def _triage(request: HttpRequest, group: AlertGroup) -> tuple[int, str]:
         if note is not None and (note or target != "all"):
             a.note = note[:5000]
         a.save(update_fields=["status", "note", "reassigned_to", "updated"])
+    n_budgets = 0
+    if target == "all":  # crossed size budgets belong to the group too
+        n_budgets = group.budget_alerts.update(status=status, **({"note": note[:5000]} if note else {}))
     lifecycle.refresh_groups([group.pk])
     dashcache.bump()
-    return 200, f"{len(alerts)} alert(s) marked {status}"
+    return 200, f"{len(alerts) + n_budgets} alert(s) marked {status}"
 
 
 @login_required
@@ -95,6 +99,7 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
     return render(request, "alerts/group.html", {
         "group": group, "build": group.build, "previous": first, "rows": rows, "allowed": allowed,
         "statuses": STATUSES, "candidates": candidates, "graphs": culprit_graphs(group, live),
+        "budgets": [budget_alert_row(b) for b in group.budget_alerts.order_by("pk")],
         "commit_from": short(first.commit) if first else "", "commit_to": short(group.build.commit),
         "counts": {"regressions": sum(1 for a in live if a.direction == Alert.Direction.REGRESSION),
                    "improvements": sum(1 for a in live if a.direction == Alert.Direction.IMPROVEMENT),

@@ -20,6 +20,8 @@ from django.utils.safestring import mark_safe
 
 from alerts.models import Team
 from alerts.ownership import Owners
+from alerts.web import budget_view
+from alerts.web.format import human_bytes
 from metrics.models import Build, Measurement
 from metrics.treemap import Node, build_tree, layout
 from metrics.web.builds import previous_build
@@ -29,26 +31,6 @@ WIDTH, HEIGHT = 1000.0, 600.0
 BYTE_UNITS = {"bytes", "byte", "b", "B"}
 TABLE_ROWS = 25
 ROOT = re.compile(r"size(\.[A-Za-z0-9_/:-]+){0,20}")
-_sections: list = []
-
-
-def register_section(fn):
-    """Add a section (HTML) to the size page: fn(build, sizes: dict[str, float]) -> str."""
-    if fn not in _sections:
-        _sections.append(fn)
-    return fn
-
-
-def human_bytes(v: float | None) -> str:
-    if v is None:
-        return "–"
-    a = abs(v)
-    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if a >= div:
-            return f"{v / div:.2f} {unit}" if a < 10 * div else f"{v / div:.1f} {unit}"
-    return f"{v:.0f} B"
-
-
 def colour(rel: float | None, new: bool) -> str:
     """A light background (dark text keeps AA contrast): red tints grow, green tints shrink."""
     if new:
@@ -180,5 +162,5 @@ def size_page(request: HttpRequest, app: str, platform: str, build: str) -> Http
         "nodes": render_nodes(placed, base_values, leaf_owner, series_urls, zoom_query),
         "total": human_bytes(root.value), "base_total": human_bytes(base_root.value) if base_root is not None else "–",
         "n_metrics": len(sizes), "changes": change_rows(sizes, base, leaf_owner), "recent": list(recent),
-        "other": sorted(other.items()), "sections": [mark_safe(h) for fn in _sections if (h := fn(b, sizes))],
+        "other": sorted(other.items()), "sections": [mark_safe(h) for h in (budget_view.size_section(b, sizes),) if h],
     })

@@ -20,8 +20,8 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 
 from alerts.api import can_triage
-from alerts.models import Alert, AlertGroup, Team
-from alerts.web import families
+from alerts.models import Alert, AlertGroup, BudgetAlert, Team
+from alerts.web import budget_view, families
 from alerts.web import health as health_mod
 from alerts.web.format import num, pct, short, spark_json
 from metrics import dashcache, sparkline
@@ -125,7 +125,8 @@ def group_rows(groups) -> list[dict]:
         rows.append({
             "group": g, "build": g.build, "previous": first, "commits": commits,
             "commit_from": short(first.commit) if first else "", "commit_to": short(g.build.commit),
-            "alerts": alerts, "regressions": sum(1 for a in g.live if a.direction == Alert.Direction.REGRESSION),
+            "alerts": alerts, "budgets": [budget_view.budget_alert_row(b) for b in g.budgets],
+            "regressions": len(g.budgets) + sum(1 for a in g.live if a.direction == Alert.Direction.REGRESSION),
         })
     return rows
 
@@ -155,18 +156,9 @@ def filter_choices(team: Team) -> dict:
     return dashcache.cached(f"team-choices:{team.pk}", compute, ttl=health_mod.TTL, stale_ttl=health_mod.STALE_TTL)
 
 
-def extra_sections(request: HttpRequest, team: Team) -> list[str]:
-    """HTML of sections other features add to the team page (budgets, checks); see register_section."""
-    return [mark_safe(html) for fn in _sections if (html := fn(request, team))]
-
-
-_sections: list = []
-
-
-def register_section(fn):
-    if fn not in _sections:
-        _sections.append(fn)
-    return fn
+def extra_sections(team: Team) -> list[str]:
+    """HTML of the sections between the alert groups and the metric list: size budgets (cached)."""
+    return [mark_safe(html) for html in (budget_view.team_section(team),) if html]
 
 
 @login_required
@@ -174,7 +166,8 @@ def team_page(request: HttpRequest, team: str) -> HttpResponse:
     t = get_object_or_404(Team, name=team)
     f = Filters.parse(request.GET)
     qs = filtered_groups(t, f).select_related("build__app").prefetch_related(
-        Prefetch("alerts", queryset=_live_alerts(), to_attr="live"))
+        Prefetch("alerts", queryset=_live_alerts(), to_attr="live"),
+        Prefetch("budget_alerts", queryset=BudgetAlert.objects.order_by("pk"), to_attr="budgets"))
     pages = Paginator(qs, PAGE_SIZE)
     page = pages.get_page(f.page)
     rows = group_rows(page.object_list)
@@ -188,5 +181,5 @@ def team_page(request: HttpRequest, team: str) -> HttpResponse:
         "health_counts": block["counts"], "metrics_html": mark_safe(block["html"]),
         "can_triage": can_triage(request.user.pk, request.user.is_staff, t.pk),
         "bulk": BULK, "teams": Team.objects.order_by("name"), "channels": channel_rows(t),
-        "sections": extra_sections(request, t),
+        "sections": extra_sections(t),
     })
