@@ -126,7 +126,7 @@ def group_rows(groups) -> list[dict]:
             "group": g, "build": g.build, "previous": first, "commits": commits,
             "commit_from": short(first.commit) if first else "", "commit_to": short(g.build.commit),
             "alerts": alerts, "budgets": [budget_view.budget_alert_row(b) for b in g.budgets],
-            "regressions": len(g.budgets) + sum(1 for a in g.live if a.direction == Alert.Direction.REGRESSION),
+            "regressions": sum(1 for a in g.live if a.direction == Alert.Direction.REGRESSION),
         })
     return rows
 

@@ -140,7 +140,10 @@ def test_it_breaks_a_builds_size_down_by_module_and_owner(live_server, demo, pag
     assert owners["size.module.feature_checkout.assets.images"] == "checkout"
     assert owners["size.module"] == "several teams" and owners["size.apk.download"] == "app-size"
     assert max(name.count(".") for name, _ in nodes) >= 4  # size > module > feature_map > assets > tiles
-    first = page.locator("table.compact tbody tr").first.text_content()
+    states = dict(page.eval_on_selector_all("[data-budget]", "els => els.map(e => [e.dataset.budget, e.dataset.state])"))
+    assert states == {"size.module.feature_map.*": "near", "size.module.feature_checkout.*": "over",
+                      "size.module.*": "ok"}
+    first = page.locator(".size-changes table.compact tbody tr").first.text_content()
     assert "feature_checkout" in first and "+60.0 kB" in first  # the planted growth heads the table
     assert page.evaluate(CONTRAST_JS) == []
     shot(page, artifacts, "size-treemap.png")
@@ -171,4 +174,24 @@ def test_it_draws_the_series_around_the_culprit_on_the_alert_page(live_server, d
     assert page.get_by_role("link", name="size breakdown").count() >= 1
     assert page.evaluate(CONTRAST_JS) == []
     shot(page, artifacts, "alert-group-graphs.png")
+    assert page.js_errors == []
+
+
+def test_it_shows_a_teams_budgets_and_the_crossing_it_was_alerted_for(live_server, demo, page, artifacts):
+    from alerts.models import BudgetAlert
+
+    base = live_server.url
+    sign_in(page, base)
+    crossed = BudgetAlert.objects.filter(team__name="checkout")
+    assert crossed.count() == 6  # the planted growth crosses the budget once per app and platform
+    page.goto(base + "/teams/checkout/?app=com.example.maps")
+    rows = page.locator('.budgets [data-budget="size.module.feature_checkout.*"]')
+    assert rows.count() == 6 and page.locator('.budgets [data-state="over"]').count() == 6
+    assert "over" in rows.first.text_content()
+    alert = crossed.get(build__app__name="com.example.maps", build__platform="android")
+    assert page.locator(f'[data-budget-alert="{alert.pk}"]').count() == 1
+    assert page.evaluate(CONTRAST_JS) == []
+    shot(page, artifacts, "team-budgets.png", full=False)
+    page.goto(base + "/teams/maps/")
+    assert page.locator('.budgets [data-state="near"]').count() == 6
     assert page.js_errors == []
