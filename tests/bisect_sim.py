@@ -43,17 +43,22 @@ class Truth:
 def run_commit(truth: Truth, index: int, runs: int, rng: np.random.Generator) -> dict:
     """One requested build of commit ``index`` with ``runs`` runs: ``{"samples"}``, ``{"value"}`` or
     ``{"count", "total"}`` as the upload carries it."""
-    level = truth.level(index)
-    if truth.kind == "size":
+    return run_level(truth.kind, truth.level(index), runs, rng, tau=truth.tau, w=truth.w, phi=truth.phi)
+
+
+def run_level(kind: str, level: float, runs: int, rng: np.random.Generator, *, tau: float = 0.02, w: float = 0.02,
+              phi: float = 0.02) -> dict:
+    """``runs`` runs of a commit whose true level is ``level`` (see the module docstring)."""
+    if kind == "size":
         return {"value": float(round(level))}
-    if truth.kind == "rate":
-        g = rng.gamma(1.0 / truth.phi, truth.phi, size=runs)
+    if kind == "rate":
+        g = rng.gamma(1.0 / phi, phi, size=runs)
         counts = rng.poisson(RATE_TOTAL * level * g)
         return {"count": int(counts.sum()), "total": RATE_TOTAL * runs}
-    runner = rng.normal(0.0, truth.tau, size=(runs, 1))
-    e = rng.normal(0.0, truth.w, size=(runs, SAMPLES))
+    runner = rng.normal(0.0, tau, size=(runs, 1))
+    e = rng.normal(0.0, w, size=(runs, SAMPLES))
     samples = level * np.exp(runner + e)
-    return {"samples": [float(x) for x in samples.ravel()]}
+    return {"samples": [round(float(x), 4) for x in samples.ravel()]}
 
 
 def branch_history(truth: Truth, builds_before: int, builds_after: int, rng: np.random.Generator,
