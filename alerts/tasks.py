@@ -9,15 +9,12 @@ from alerts import analysis, dispatch, notifications
 from alerts.bisection import ci, engine
 from alerts.notify import service
 
+# Tasks whose only failure is a database blip: retried with backoff, acknowledged after they ran.
+DB_RETRY = {"acks_late": True, "autoretry_for": (OperationalError, InterfaceError), "retry_backoff": 2,
+            "retry_backoff_max": 120, "retry_jitter": True, "max_retries": 8}
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    retry_backoff_max=120,
-    retry_jitter=True,
-    max_retries=8,
-)
+
+@shared_task(**DB_RETRY)
 def analyse_build(build_pk: int) -> str:
     return analysis.analyse_build_if_pending(build_pk)
 
@@ -46,13 +43,6 @@ def send_run_request(self, request_pk: int) -> str:
     return state
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    retry_backoff_max=120,
-    retry_jitter=True,
-    max_retries=8,
-)
+@shared_task(**DB_RETRY)
 def apply_requested_build(build_pk: int) -> str:
     return engine.apply_answer(build_pk)
