@@ -114,6 +114,20 @@ def test_it_bisects_two_planted_changes_to_their_exact_commits(upload, ci, clien
     assert RunRequest.objects.filter(state="answered").count() == len(fake.received)
     assert all(len(r.attempt_log) == 1 and r.attempt_log[0]["ok"] for r in RunRequest.objects.all())
 
+    # The group page: the commits in range and the timeline of every request.
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.create_user("reader", password="x"))
+    group = live["startup.cold.ttid"]["group"]
+    html = client.get(f"/alerts/{group}/").content.decode()
+    section = html[html.index('id="bisection-'):]
+    assert "Culprit commit <code data-culprit>c30.3</code>" in section
+    for c in commits_of(30):
+        assert f'title="{c}"' in section
+    n = len([d for d in fake.received if d["alert"] == live["startup.cold.ttid"]["id"]])
+    assert section.count("sent to CI: accepted") >= n and section.count("answered by build bisect-") >= n
+    assert "culprit commit found" in section
+
 
 def test_it_withdraws_an_alert_whose_shift_does_not_reproduce_and_never_notifies_it(upload, ci, settings):
     from alerts.models import Channel, Delivery, Team
