@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.db import models
 
@@ -15,8 +17,17 @@ class Team(models.Model):
         return self.name
 
 
+class ChannelQuerySet(models.QuerySet):
+    def active(self) -> ChannelQuerySet:
+        """Channels that get deliveries and are shown: not archived by a config that dropped them."""
+        return self.filter(archived__isnull=True)
+
+
 class Channel(models.Model):
-    """Where a team's notifications go. `config` holds the kind's settings (url, secret, to)."""
+    """Where a team's notifications go. `config` holds the kind's settings (url, secret, to).
+
+    A channel the config file no longer lists is archived, not deleted, so its delivery history stays.
+    """
 
     class Kind(models.TextChoices):
         WEBHOOK = "webhook"
@@ -31,6 +42,18 @@ class Channel(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     consecutive_failures = models.PositiveIntegerField(default=0)
     flagged = models.BooleanField(default=False, help_text="Set after repeated delivery failures.")
+    archived = models.DateTimeField(null=True, blank=True, help_text="When the config stopped listing it.")
+
+    objects = ChannelQuerySet.as_manager()
+
+    @property
+    def display(self) -> str:
+        """What pages may show: the host of a URL (a Slack or webhook path is often a credential), or
+        the email recipients. Never the secret."""
+        if self.kind == self.Kind.EMAIL:
+            return ", ".join(self.config.get("to") or [])
+        host = urlsplit(self.config.get("url") or self.key).hostname or "?"
+        return f"{host} (address hidden)"
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["team", "kind", "key"], name="channel_unique_per_team")]
@@ -43,7 +66,7 @@ class OwnerRule(models.Model):
     app = models.CharField(max_length=200, default="*")
     platform = models.CharField(max_length=200, default="*")
     metric = models.CharField(max_length=200, default="*")
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="rules")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="rules")
 
     class Meta:
         ordering = ["position"]
@@ -59,9 +82,53 @@ class MetricOverride(models.Model):
     min_change = models.FloatField(null=True, blank=True)
     abs_threshold = models.FloatField(null=True, blank=True)
     sensitivity = models.FloatField(null=True, blank=True)
+    # An absolute change at or above this (metric unit) is reported even below the relative min_change.
+    abs_floor = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["position"]
+
+
+class SizeBudget(models.Model):
+    """A cap on the sum of the matching size metrics of a build, owned by one team; later rules win."""
+
+    position = models.PositiveIntegerField(unique=True)
+    app = models.CharField(max_length=200, default="*")
+    platform = models.CharField(max_length=200, default="*")
+    metric = models.CharField(max_length=200)
+    max_bytes = models.BigIntegerField()
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="budgets")
+
+    class Meta:
+        ordering = ["position"]
+
+
+class AppIntegration(models.Model):
+    """Per-app CI endpoint (bisection and confirmation requests) and code host (pre-merge checks).
+
+    An empty `ci_url` means no CI endpoint; an empty `code_host_type` means no code host. `ci_secret`
+    signs the requests and must never be shown or logged.
+    """
+
+    app = models.OneToOneField("metrics.App", on_delete=models.CASCADE, related_name="integration")
+    ci_url = models.URLField(max_length=500, blank=True)
+    ci_secret = models.CharField(max_length=500, blank=True)
+    ci_max_requests_per_day = models.PositiveIntegerField(default=40)
+    code_host_type = models.CharField(max_length=20, blank=True)
+    code_host_repo = models.CharField(max_length=200, blank=True)
+    code_host_token_env = models.CharField(max_length=100, default="PERF_GITHUB_TOKEN")
+    code_host_api_url = models.URLField(max_length=500, default="https://api.github.com")
+
+    @property
+    def has_ci(self) -> bool:
+        return bool(self.ci_url)
+
+    @property
+    def has_code_host(self) -> bool:
+        return bool(self.code_host_type)
+
+    def __repr__(self) -> str:  # never the secret
+        return f"<AppIntegration app={self.app_id} ci={self.ci_url!r} code_host={self.code_host_repo!r}>"
 
 
 class AlertGroup(models.Model):
@@ -77,7 +144,8 @@ class AlertGroup(models.Model):
         WITHDRAWN = "withdrawn"  # every alert was withdrawn by the detector
 
     build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="alert_groups")
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_groups")
+    # PROTECT: deleting a team must not silently take its alerts and their history with it.
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="alert_groups")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.UNTRIAGED)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
@@ -130,7 +198,7 @@ class Alert(models.Model):
     last_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
     detected_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
     group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="alerts")
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alerts")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="alerts")
     direction = models.CharField(max_length=12, choices=Direction.choices)
     rel_change = models.FloatField()
     abs_change = models.FloatField()
@@ -172,7 +240,8 @@ class Delivery(models.Model):
         FAILED = "failed"  # permanent error, or retries exhausted
 
     group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="deliveries")
-    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="deliveries")
+    # PROTECT: a channel with deliveries is archived, never deleted, so the history stays.
+    channel = models.ForeignKey(Channel, on_delete=models.PROTECT, related_name="deliveries")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)

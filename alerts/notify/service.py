@@ -60,7 +60,7 @@ def plan_deliveries(group_id: int) -> list[int]:
         if not (group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
                 .exclude(confirmation=Alert.Confirmation.NOT_REPRODUCED).exists()):
             return []
-        for channel in Channel.objects.filter(team_id=group.team_id).order_by("pk"):
+        for channel in Channel.objects.active().filter(team_id=group.team_id).order_by("pk"):
             Delivery.objects.get_or_create(group=group, channel=channel)
         AlertGroup.objects.filter(pk=group.pk, notified__isnull=True).update(notified=timezone.now())
         return list(

@@ -93,7 +93,7 @@ def team_page(request: HttpRequest, team: str) -> HttpResponse:
 def channel_rows(team: Team) -> list[dict]:
     """Each notification channel with its last delivery, so a failing endpoint shows on the page."""
     rows = []
-    for channel in team.channels.order_by("kind", "key"):
+    for channel in team.channels.active().order_by("kind", "key"):
         last = channel.deliveries.order_by("-last_attempt", "-pk").first()
         rows.append({"channel": channel, "last": last})
     return rows
