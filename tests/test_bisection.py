@@ -46,16 +46,15 @@ def metric_body(metric: str, level: float, runs: int, rng) -> dict:
 
 
 @pytest.fixture
-def ci(app_token, monkeypatch, settings):
-    """The app's CI endpoint: a fake CI verifying signatures (AppIntegration from the config loader)."""
-    from types import SimpleNamespace
-
-    from alerts.bisection import ci as ci_module
+def ci(app_token, settings):
+    """The app's CI endpoint (AppIntegration, as load_config's `apps:` stores it): a fake CI that verifies
+    signatures."""
+    from alerts.models import AppIntegration
 
     settings.PERF_WEBHOOK_ALLOW_PRIVATE = True
     fake = FakeCI(SECRET)
-    integration = SimpleNamespace(ci_url=fake.url, ci_secret=SECRET, ci_max_requests_per_day=40)
-    monkeypatch.setattr(ci_module, "ci_of", lambda app: integration)
+    integration = AppIntegration.objects.create(app=app_token[0], ci_url=fake.url, ci_secret=SECRET,
+                                                ci_max_requests_per_day=40)
     yield fake, integration
     fake.close()
 
@@ -175,6 +174,7 @@ def test_it_holds_the_group_while_bisecting_and_lets_it_go_after_the_wait(upload
 def test_it_stops_at_the_daily_budget(upload, ci):
     fake, integration = ci
     integration.ci_max_requests_per_day = 1
+    integration.save()
     shifts = {"startup.cold.ttid": (TIME_AT, 0.15)}
     run_history(upload, shifts)
     answer_requests(upload, fake, shifts)
