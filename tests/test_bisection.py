@@ -59,11 +59,10 @@ def ci(app_token, settings):
     fake.close()
 
 
-def run_history(upload, shifts, n=42, seed=5):
+def run_history(upload, shifts, n=42, seed=5, metrics=("startup.cold.ttid", "size.apk.download")):
     rng = np.random.default_rng(seed)
     for i in range(n):
-        body = native_body(i, metrics=[metric_body(m, true_level(m, f"c{i}", shifts), 1, rng)
-                                       for m in ("startup.cold.ttid", "size.apk.download")])
+        body = native_body(i, metrics=[metric_body(m, true_level(m, f"c{i}", shifts), 1, rng) for m in metrics])
         body["build"]["commits"] = commits_of(i)
         assert upload(body).status_code == 201
 
@@ -202,3 +201,21 @@ def test_it_gives_an_alert_without_ci_its_range(upload):
     assert alert.range_commits == 5 and alert.confirmation == "none" and not RunRequest.objects.exists()
     assert not App.objects.get().run_requests.exists()
     assert math.isfinite(alert.rel_change)
+
+
+def test_it_seeds_the_demo_with_one_bisected_and_one_not_reproduced_alert(upload):
+    from io import StringIO
+
+    from alerts.bisection.demo import CULPRIT, seed_bisections
+
+    run_history(upload, {"startup.cold.ttid": (TIME_AT, 0.15), "frames.feed.p90": ((36, 1), 0.15)},
+                metrics=("startup.cold.ttid", "frames.feed.p90"))
+    out = StringIO()
+    seed_bisections(out)
+    seed_bisections(out)  # idempotent
+    done = {b.alert.confirmation: b for b in Bisection.objects.select_related("alert__build")}
+    assert set(done) == {"bisected", "not_reproduced"} and Bisection.objects.count() == 2
+    bisected = done["bisected"].alert
+    assert bisected.culprit_commit == bisected.build.commits[CULPRIT - 1] and bisected.range_commits == 1
+    assert done["not_reproduced"].alert.culprit_commit == ""
+    assert out.getvalue().count("demo bisection") == 2

@@ -69,7 +69,7 @@ def _alert_block(alert: Alert, b: Bisection | None, requests: list[RunRequest]) 
                              + (f": {a['error']}" if a.get("error") else "")})
         if r.answered:
             v = verdicts.get(r.index)
-            what = (f"answered by build {r.answer.ext_id if r.answer else '?'}"
+            what = (f"answered by build {r.answer.ext_id if r.answer else r.build_ext_id}"
                     + (f": {short(r.commit)} looks {v.side} ({num(_unit(ref, v.level), unit)})" if v else ""))
             if r.state == RunRequest.State.FAILED:
                 what = f"answer rejected: {r.error or r.outcome}"
