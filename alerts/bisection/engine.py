@@ -27,6 +27,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from alerts.bisection import ci
@@ -54,8 +55,9 @@ OUTCOME_TO_CONFIRMATION = {
 def start_pending(*, app_id: int | None = None) -> int:
     """Give every recent live alert without a bisection its range, and a bisection when its app has CI."""
     wait = timedelta(seconds=settings.PERF_NOTIFY_BISECT_WAIT_SECONDS)
-    qs = (Alert.objects.filter(bisection__isnull=True, range_commits__isnull=True,
-                               created__gte=timezone.now() - max(wait, timedelta(days=1)),
+    fresh = Q(bisection__isnull=True, range_commits__isnull=True)
+    moved = Q(bisection__isnull=False) & ~Q(bisection__build_id=F("build_id"))  # the culprit was refined
+    qs = (Alert.objects.filter(fresh | moved, created__gte=timezone.now() - max(wait, timedelta(days=1)),
                                series__scope=Scope.BRANCH)
           .exclude(detection=Alert.Detection.WITHDRAWN))
     if app_id is not None:
