@@ -156,7 +156,7 @@ def derive_status(counts: dict[str, int]) -> str:
 
 
 def refresh_groups(group_ids: Sequence[int]) -> None:
-    live = ~Q(alerts__detection=Alert.Detection.WITHDRAWN)
+    live = ~Q(alerts__detection=Alert.Detection.WITHDRAWN) & ~Q(alerts__confirmation=Alert.Confirmation.NOT_REPRODUCED)
     stats = AlertGroup.objects.filter(pk__in=set(group_ids)).annotate(
         n_all=Count("alerts"),
         live=Count("alerts", filter=live),

@@ -16,7 +16,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import TextIO
 
-QUERY_FIELDS = ("app", "platform", "branch", "build", "commit", "parent_commit", "timestamp", "device", "version")
+QUERY_FIELDS = ("app", "platform", "branch", "build", "commit", "parent_commit", "timestamp", "device", "version",
+                "requested")
 RETRYABLE_STATUS = {429, 502, 503, 504}
 PERFHERDER_MARK = "PERFHERDER_DATA:"
 
