@@ -254,6 +254,13 @@ def _after_commit(build_pk: int) -> None:
 
     __import__("metrics.dashcache").dashcache.bump("dashboards")  # dashboards recompute (never raises)
     try:
+        from alerts.bisection import engine
+
+        app_id = Build.objects.filter(pk=build_pk).values_list("app_id", flat=True).first()
+        engine.start_pending(app_id=app_id)  # before notifying: a bisection holds its group
+    except Exception:
+        log.exception("could not start bisections after build %s; the sweep will", build_pk)
+    try:
         notifications.notify_due_groups(build_pk)
     except Exception:
         log.exception("could not queue notifications after build %s; the sweep will", build_pk)

@@ -136,6 +136,12 @@ class TeamSpec(Strict):
     members: Annotated[list[Username] | None, NotNull] = None  # None: omitted, keep the stored members
     channels: Annotated[list[ChannelSpec] | None, NotNull] = None  # None: omitted, keep the stored channels
 
+    @field_validator("channels")
+    @classmethod
+    def _unique_channels(cls, channels: list[ChannelSpec] | None) -> list[ChannelSpec] | None:
+        _refuse_twins([" ".join(channel_identity(c)) for c in channels or []], "channel")
+        return channels
+
 
 class OwnerSpec(Strict):
     app: Glob = "*"

@@ -166,7 +166,7 @@ def _budget_count(**filters) -> Coalesce:
 
 def refresh_groups(group_ids: Sequence[int]) -> None:
     """Derive each group's status from its alerts and its budget alerts (which are always live)."""
-    live = ~Q(alerts__detection=Alert.Detection.WITHDRAWN)
+    live = ~Q(alerts__detection=Alert.Detection.WITHDRAWN) & ~Q(alerts__confirmation=Alert.Confirmation.NOT_REPRODUCED)
     stats = AlertGroup.objects.filter(pk__in=set(group_ids)).annotate(
         n_all=Count("alerts"),
         live=Count("alerts", filter=live),

@@ -182,6 +182,13 @@ class Alert(models.Model):
         BACKED_OUT = "backedout"
         REASSIGNED = "reassigned"
 
+    class Confirmation(models.TextChoices):
+        NONE = "none"  # nothing asked of CI (no CI endpoint, or nothing to narrow)
+        REQUESTED = "requested"  # runs requested, waiting for CI
+        BISECTED = "bisected"  # culprit_commit named by bisection (the shift reproduced)
+        CONFIRMED = "confirmed"  # one-commit range: the re-run reproduced the shift
+        NOT_REPRODUCED = "not_reproduced"  # re-runs did not show it: withdrawn, never notified
+
     FINAL = {"invalid", "wontfix", "fixed", "backedout", "reassigned"}
 
     series = models.ForeignKey("metrics.Series", on_delete=models.CASCADE, related_name="alerts")
@@ -209,6 +216,10 @@ class Alert(models.Model):
     recovered = models.BooleanField(default=False, help_text="The series went back to its old level.")
     note = models.TextField(blank=True)
     reassigned_to = models.ForeignKey(AlertGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # Bisection and confirmation (CONTRACT section 7), kept by alerts.bisection.
+    culprit_commit = models.CharField(max_length=100, blank=True)
+    range_commits = models.PositiveIntegerField(null=True, blank=True)
+    confirmation = models.CharField(max_length=16, choices=Confirmation.choices, default=Confirmation.NONE)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -279,3 +290,78 @@ class BudgetAlert(models.Model):
     @property
     def over_by(self) -> float:
         return self.total - self.max_bytes
+class Bisection(models.Model):
+    """The bisection/confirmation of one alert: its culprit range and where the procedure stands.
+
+    `commits` is ``[c_0, c_1, ..., c_R]``: c_0 the previous good build's commit, c_1..c_R the culprit
+    range. What to ask next is a pure function of the answered requests (alerts.detection.bisect.decide),
+    so this row holds only what that needs (the range, the alert's reference levels and noise) and the
+    outcome.
+    """
+
+    class Phase(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+
+    alert = models.OneToOneField(Alert, on_delete=models.CASCADE, related_name="bisection")
+    build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="+",
+                              help_text="The culprit build the range was taken from.")
+    commits = models.JSONField(default=list)
+    reference = models.JSONField(default=dict)
+    thin = models.BooleanField(default=False)
+    phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.RUNNING)
+    lo = models.PositiveIntegerField(default=0)
+    hi = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=20, blank=True)
+    detail = models.TextField(blank=True)
+    started = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["phase", "started"], name="bisection_phase_started")]
+
+
+class RunRequest(models.Model):
+    """One `runs.requested` call to an app's CI, and its answer: the outbox of bisection.
+
+    A row in state `requested` with `sent` unset is still to be POSTed (the sweep re-publishes it);
+    every attempt is appended to `attempt_log`. The answer is the requested build CI uploads with
+    `build.requested` = `public_id`.
+    """
+
+    class Reason(models.TextChoices):
+        BISECT = "bisect"
+        CONFIRM = "confirm"
+
+    class State(models.TextChoices):
+        REQUESTED = "requested"
+        ANSWERED = "answered"
+        EXPIRED = "expired"  # CI never answered within PERF_REQUEST_TIMEOUT_SECONDS
+        FAILED = "failed"  # CI refused it, or the answer was unusable
+
+    public_id = models.CharField(max_length=40, unique=True)
+    app = models.ForeignKey("metrics.App", on_delete=models.CASCADE, related_name="run_requests")
+    alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="run_requests")
+    bisection = models.ForeignKey(Bisection, on_delete=models.CASCADE, related_name="requests")
+    reason = models.CharField(max_length=10, choices=Reason.choices)
+    index = models.PositiveIntegerField(help_text="Position of the commit in the bisection's commits.")
+    commit = models.CharField(max_length=100)
+    build_ext_id = models.CharField(max_length=100, help_text="The build id CI uploads the runs as.")
+    runs = models.PositiveIntegerField()
+    metrics = models.JSONField(default=list)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.REQUESTED)
+    created = models.DateTimeField(auto_now_add=True)
+    sent = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    attempt_log = models.JSONField(default=list)
+    error = models.TextField(blank=True)
+    answered = models.DateTimeField(null=True, blank=True)
+    answer = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    outcome = models.CharField(max_length=20, blank=True, help_text="before, after, unclear, or why it failed")
+    observation = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["state", "sent"], name="run_request_outbox"),
+            models.Index(fields=["app", "created"], name="run_request_app_created"),
+        ]

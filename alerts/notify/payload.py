@@ -37,9 +37,11 @@ def _iso(value) -> str | None:
 
 
 def notifiable_alerts(group: AlertGroup) -> list[Alert]:
-    """The group's alerts a team is told about: everything but the ones the detector withdrew."""
+    """The group's alerts a team is told about: everything but the ones the detector withdrew or whose
+    re-runs did not reproduce them."""
     return list(
         group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
+        .exclude(confirmation=Alert.Confirmation.NOT_REPRODUCED)
         .select_related("series__app", "series__metric", "build", "previous_build", "team")
         .order_by("-direction", "pk")  # regressions first
     )
@@ -65,6 +67,9 @@ def alert_dict(alert: Alert, *, base_url: str) -> dict[str, Any]:
         "p_value": alert.p_value,
         "status": alert.status,
         "detection": alert.detection,
+        "culprit_commit": alert.culprit_commit or None,
+        "range_commits": alert.range_commits,
+        "confirmation": alert.confirmation,
         "team": alert.team.name,
         "created": _iso(alert.created),
         "url": _join(base_url, f"/alerts/{alert.group_id}/"),

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 from alerts import lifecycle
 from alerts.api import can_triage
 from alerts.models import Alert, AlertGroup
+from alerts.web.bisection import bisection_blocks
 from alerts.web.budget_view import budget_alert_row
 from alerts.web.format import num, pct, short, spark_json
 from metrics import dashcache, sparkline
@@ -100,6 +101,7 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
         "group": group, "build": group.build, "previous": first, "rows": rows, "allowed": allowed,
         "statuses": STATUSES, "candidates": candidates, "graphs": culprit_graphs(group, live),
         "budgets": [budget_alert_row(b) for b in group.budget_alerts.order_by("pk")],
+        "bisection_blocks": bisection_blocks(alerts),
         "commit_from": short(first.commit) if first else "", "commit_to": short(group.build.commit),
         "counts": {"regressions": sum(1 for a in live if a.direction == Alert.Direction.REGRESSION),
                    "improvements": sum(1 for a in live if a.direction == Alert.Direction.IMPROVEMENT),

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from alerts.backfill import analyse_history
+from alerts.bisection.demo import seed_bisections
 from alerts.config_loader import apply_config
 from alerts.models import Team
 from metrics.models import App, Build, Measurement, Metric, Series, pack_samples
@@ -79,6 +80,7 @@ class Command(BaseCommand):
                 if Build.objects.filter(app=app, platform=platform, analysis=Build.Analysis.PENDING).exists():
                     found = analyse_history(app, platform, demo_data.BRANCH)
                     self.stdout.write(f"  {app_name} {platform}: detection raised {found} alerts")
+        seed_bisections(self.stdout)  # one alert bisected to its commit, one not reproduced
         path = settings.VAR_DIR / "demo-planted.json"
         path.write_text(json.dumps(planted_all, indent=1))
         self.stdout.write(
