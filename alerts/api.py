@@ -1,4 +1,4 @@
-"""Alerts read and triage API (CONTRACT section 4)."""
+"""Alerts read and triage API (docs/API.md section 4)."""
 
 from __future__ import annotations
 

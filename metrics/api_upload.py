@@ -1,4 +1,4 @@
-"""`POST /api/v1/uploads`: CI output in, stored measurements out (CONTRACT section 2)."""
+"""`POST /api/v1/uploads`: CI output in, stored measurements out (docs/API.md section 2)."""
 
 from __future__ import annotations
 
