@@ -29,6 +29,10 @@ class UploadInvalid(ValueError):
         super().__init__("; ".join(f"{e.path}: {e.message}" for e in self.errors[:5]))
 
 
+class UploadConflict(UploadInvalid):
+    """The body is well-formed but contradicts what is stored (HTTP 409), e.g. a metric's kind or unit."""
+
+
 @dataclass(frozen=True)
 class BuildInfo:
     """Build fields a format may or may not carry; missing ones come from query parameters."""
