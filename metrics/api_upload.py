@@ -13,8 +13,8 @@ from ninja import Router, Status
 
 from metrics import auth, ratelimit
 from metrics.formats import FORMATS, FieldError, UploadInvalid, detect_format, parse
-from metrics.formats.base import UploadConflict
 from metrics.formats import complete as complete_rules
+from metrics.formats.base import UploadConflict
 from metrics.formats.complete import complete
 from metrics.ingest import store_upload, upload_digest
 from metrics.models import Build
