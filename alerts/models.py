@@ -248,6 +248,8 @@ class Delivery(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     last_attempt = models.DateTimeField(null=True, blank=True)
     sent = models.DateTimeField(null=True, blank=True)
+    # Set while a sender has the delivery in flight (no lock is held across the network call).
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["group", "channel"], name="delivery_unique_per_channel")]
