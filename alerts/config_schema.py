@@ -1,4 +1,4 @@
-"""The config file's schema (CONTRACT section 5): every key typed, unknown keys refused.
+"""The config file's schema (docs/API.md section 5): every key typed, unknown keys refused.
 
 Pure validation, no database: `validate_document` turns a parsed YAML document into a `ConfigFile`
 or raises `ConfigError` listing every problem with its path (`teams[0].channels[1].secret`).
@@ -135,6 +135,12 @@ class TeamSpec(Strict):
     name: TeamName
     members: Annotated[list[Username] | None, NotNull] = None  # None: omitted, keep the stored members
     channels: Annotated[list[ChannelSpec] | None, NotNull] = None  # None: omitted, keep the stored channels
+
+    @field_validator("channels")
+    @classmethod
+    def _unique_channels(cls, channels: list[ChannelSpec] | None) -> list[ChannelSpec] | None:
+        _refuse_twins([" ".join(channel_identity(c)) for c in channels or []], "channel")
+        return channels
 
 
 class OwnerSpec(Strict):

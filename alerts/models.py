@@ -216,7 +216,7 @@ class Alert(models.Model):
     recovered = models.BooleanField(default=False, help_text="The series went back to its old level.")
     note = models.TextField(blank=True)
     reassigned_to = models.ForeignKey(AlertGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    # Bisection and confirmation (CONTRACT section 7), kept by alerts.bisection.
+    # Bisection and confirmation (docs/API.md section 7), kept by alerts.bisection.
     culprit_commit = models.CharField(max_length=100, blank=True)
     range_commits = models.PositiveIntegerField(null=True, blank=True)
     confirmation = models.CharField(max_length=16, choices=Confirmation.choices, default=Confirmation.NONE)
@@ -248,6 +248,8 @@ class Delivery(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     last_attempt = models.DateTimeField(null=True, blank=True)
     sent = models.DateTimeField(null=True, blank=True)
+    # Set while a sender has the delivery in flight (no lock is held across the network call).
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["group", "channel"], name="delivery_unique_per_channel")]
@@ -262,6 +264,34 @@ class DeliveryAttempt(models.Model):
     duration_ms = models.PositiveIntegerField(default=0)
 
 
+class BudgetAlert(models.Model):
+    """A size budget crossed at a branch build: the sum of its metrics went above `max_bytes`.
+
+    It joins the alert group of (that build, the budget's team), so it is notified with the group
+    through the team's channels and triaged like the group's alerts (docs/SIZE.md). The budget's
+    glob and cap are copied, so the alert still says what was crossed after the config changes.
+    """
+
+    budget = models.ForeignKey(SizeBudget, on_delete=models.SET_NULL, null=True, blank=True, related_name="alerts")
+    metric = models.CharField(max_length=200, help_text="The budget's metric glob when it was crossed.")
+    max_bytes = models.BigIntegerField()
+    build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="budget_alerts")
+    previous_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
+    group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="budget_alerts")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="budget_alerts")
+    total = models.FloatField(help_text="Bytes of the matching metrics at the build.")
+    previous_total = models.FloatField(null=True)
+    status = models.CharField(max_length=12, choices=Alert.Status.choices, default=Alert.Status.UNTRIAGED)
+    note = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["build", "team", "metric"], name="budget_alert_unique_per_build")]
+
+    @property
+    def over_by(self) -> float:
+        return self.total - self.max_bytes
 class Bisection(models.Model):
     """The bisection/confirmation of one alert: its culprit range and where the procedure stands.
 

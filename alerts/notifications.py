@@ -38,10 +38,11 @@ def _queue(group_ids: list[int]) -> int:
 
 
 def _unnotified() -> Q:
-    # One filter() on the same alert row: live, and not withdrawn by a re-run that did not reproduce it.
-    return (Q(notified__isnull=True) & Q(alerts__detection__in=[Alert.Detection.OPEN, Alert.Detection.CONFIRMED])
-            & Q(alerts__confirmation__in=[c for c in Alert.Confirmation.values
-                                          if c != Alert.Confirmation.NOT_REPRODUCED]))
+    # One filter() on the same alert row: live, and not withdrawn by a re-run that did not reproduce it;
+    # or a crossed size budget (never withdrawn).
+    live = (Q(alerts__detection__in=[Alert.Detection.OPEN, Alert.Detection.CONFIRMED])
+            & Q(alerts__confirmation__in=[c for c in Alert.Confirmation.values if c != Alert.Confirmation.NOT_REPRODUCED]))
+    return Q(notified__isnull=True) & (live | Q(budget_alerts__isnull=False))
 
 
 def notify_due_groups(build_pk: int) -> int:

@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (see CONTRACT section 1 and README)."""
+"""Django settings, read from the environment (see docs/API.md section 1 and README)."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
 PERF_NOTIFY_SETTLE_BUILDS = env_int("PERF_NOTIFY_SETTLE_BUILDS", 4, minimum=0)
 PERF_NOTIFY_MAX_DELAY_SECONDS = env_int("PERF_NOTIFY_MAX_DELAY_SECONDS", 1800, minimum=0)
 PERF_NOTIFY_TIMEOUT_SECONDS = env_float("PERF_NOTIFY_TIMEOUT_SECONDS", 10.0, minimum=0.1)
-# Bisection and confirmation requests to an app's CI (CONTRACT section 7, docs/BISECTION.md): a request
+# Bisection and confirmation requests to an app's CI (docs/API.md section 7, docs/BISECTION.md): a request
 # CI never answers expires after PERF_REQUEST_TIMEOUT_SECONDS; a group waits for its alerts' bisection at
 # most PERF_NOTIFY_BISECT_WAIT_SECONDS; one requested build asks for at most PERF_BISECT_MAX_RUNS runs.
 PERF_REQUEST_TIMEOUT_SECONDS = env_int("PERF_REQUEST_TIMEOUT_SECONDS", 21600, minimum=1)
@@ -214,6 +214,28 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+# Behind TLS (docs/API.md section 1): HSTS, redirect plain HTTP, cookies only over HTTPS. A TLS-terminating
+# proxy must set X-Forwarded-Proto; without PERF_HTTPS that header is not trusted.
+PERF_HTTPS = env_bool("PERF_HTTPS", False)
+if PERF_HTTPS:
+    SECURE_SSL_REDIRECT = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("PERF_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("PERF_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("PERF_HSTS_PRELOAD", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # The health probe is served over plain HTTP inside the cluster.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Sign-in throttling (perfplatform/login_throttle.py): after this many failed sign-ins for one username
+# or from one address, further attempts answer 429 until the cool-down has passed.
+PERF_LOGIN_MAX_FAILURES = env_int("PERF_LOGIN_MAX_FAILURES", 20, minimum=1)
+PERF_LOGIN_COOLDOWN_SECONDS = env_int("PERF_LOGIN_COOLDOWN_SECONDS", 900, minimum=1)
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

@@ -1,4 +1,4 @@
-"""What a notification says: the webhook body of CONTRACT section 5 and a plain-text summary of it."""
+"""What a notification says: the webhook body of docs/API.md section 5 and a plain-text summary of it."""
 
 from __future__ import annotations
 
@@ -103,8 +103,16 @@ def group_payload(group: AlertGroup, *, base_url: str) -> dict[str, Any]:
         },
         "counts": {"regressions": regressions, "improvements": len(alerts) - regressions},
         "alerts": [alert_dict(a, base_url=base_url) for a in alerts],
+        "budgets": [budget_dict(b, base_url=base_url) for b in group.budget_alerts.order_by("pk")],
         "url": url,
     }
+
+
+def budget_dict(b, *, base_url: str) -> dict[str, Any]:
+    """A crossed size budget of the group (docs/SIZE.md): the glob, the cap and the sum that crossed it."""
+    return {"id": b.pk, "metric": b.metric, "max_bytes": b.max_bytes, "total": b.total,
+            "previous_total": b.previous_total, "over_by": b.total - b.max_bytes, "status": b.status,
+            "team": b.team.name, "url": _join(base_url, f"/alerts/{b.group_id}/")}
 
 
 def encode_payload(payload: dict[str, Any]) -> bytes:
@@ -143,6 +151,8 @@ def headline(payload: dict[str, Any]) -> str:
         parts.append(_plural(counts["regressions"], "regression"))
     if counts.get("improvements"):
         parts.append(_plural(counts["improvements"], "improvement"))
+    if payload.get("budgets"):
+        parts.append(_plural(len(payload["budgets"]), "size budget") + " crossed")
     what = ", ".join(parts) or _plural(len(payload.get("alerts", [])), "alert")
     return f"{what} in {payload['app']} {payload['platform']} {payload['branch']} build {payload['build']}"
 
