@@ -216,7 +216,7 @@ class Alert(models.Model):
     recovered = models.BooleanField(default=False, help_text="The series went back to its old level.")
     note = models.TextField(blank=True)
     reassigned_to = models.ForeignKey(AlertGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    # Bisection and confirmation (CONTRACT section 7), kept by alerts.bisection.
+    # Bisection and confirmation (docs/API.md section 7), kept by alerts.bisection.
     culprit_commit = models.CharField(max_length=100, blank=True)
     range_commits = models.PositiveIntegerField(null=True, blank=True)
     confirmation = models.CharField(max_length=16, choices=Confirmation.choices, default=Confirmation.NONE)
@@ -248,6 +248,8 @@ class Delivery(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     last_attempt = models.DateTimeField(null=True, blank=True)
     sent = models.DateTimeField(null=True, blank=True)
+    # Set while a sender has the delivery in flight (no lock is held across the network call).
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["group", "channel"], name="delivery_unique_per_channel")]

@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (see CONTRACT section 1 and README)."""
+"""Django settings, read from the environment (see docs/API.md section 1 and README)."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
 PERF_NOTIFY_SETTLE_BUILDS = env_int("PERF_NOTIFY_SETTLE_BUILDS", 4, minimum=0)
 PERF_NOTIFY_MAX_DELAY_SECONDS = env_int("PERF_NOTIFY_MAX_DELAY_SECONDS", 1800, minimum=0)
 PERF_NOTIFY_TIMEOUT_SECONDS = env_float("PERF_NOTIFY_TIMEOUT_SECONDS", 10.0, minimum=0.1)
-# Bisection and confirmation requests to an app's CI (CONTRACT section 7, docs/BISECTION.md): a request
+# Bisection and confirmation requests to an app's CI (docs/API.md section 7, docs/BISECTION.md): a request
 # CI never answers expires after PERF_REQUEST_TIMEOUT_SECONDS; a group waits for its alerts' bisection at
 # most PERF_NOTIFY_BISECT_WAIT_SECONDS; one requested build asks for at most PERF_BISECT_MAX_RUNS runs.
 PERF_REQUEST_TIMEOUT_SECONDS = env_int("PERF_REQUEST_TIMEOUT_SECONDS", 21600, minimum=1)
@@ -214,7 +214,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
-# Behind TLS (CONTRACT section 1): HSTS, redirect plain HTTP, cookies only over HTTPS. A TLS-terminating
+# Behind TLS (docs/API.md section 1): HSTS, redirect plain HTTP, cookies only over HTTPS. A TLS-terminating
 # proxy must set X-Forwarded-Proto; without PERF_HTTPS that header is not trusted.
 PERF_HTTPS = env_bool("PERF_HTTPS", False)
 if PERF_HTTPS:

@@ -1,6 +1,6 @@
 """The `runs.requested` call to an app's CI: body, signature, the one outbound HTTP function.
 
-Body exactly as CONTRACT section 7; header ``X-Perf-Signature: sha256=<HMAC-SHA256 of the body with the
+Body exactly as docs/API.md section 7; header ``X-Perf-Signature: sha256=<HMAC-SHA256 of the body with the
 app's CI secret>`` (the webhook scheme of section 5). Each attempt is appended to the request's
 ``attempt_log``; the secret is never logged or stored anywhere else.
 """

@@ -19,8 +19,8 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from alerts.api import can_triage
 from alerts.models import Alert, AlertGroup, BudgetAlert, Team
+from alerts.triage import can_triage
 from alerts.web import budget_view, families
 from alerts.web import health as health_mod
 from alerts.web.format import num, pct, short, spark_json
