@@ -118,7 +118,8 @@ def group_rows(groups) -> list[dict]:
                 "after_ci": interval(a.after_ci_low, a.after_ci_high, unit),
                 "series_url": a.series.get_absolute_url(),
                 "spark": spark_json(spark.values, spark.mark) if spark else "",
-                "bisection": getattr(a, "confirmation", ""),
+                "bisection": a.confirmation, "bisection_label": a.confirmation.replace("_", " "), "culprit_commit": short(a.culprit_commit),
+                "range_commits": a.range_commits,
                 "size_link": a.series.metric.kind == "size",
             })
         commits = len(g.build.commits or [])
