@@ -61,7 +61,9 @@ def _errors(doc: dict | None) -> str:
     return "; ".join(f"{e.get('path') or '(request)'}: {e.get('message')}" for e in items) or "no detail"
 
 
-def run(args, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def run(args, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
     server = args.server or os.environ.get("PERF_SERVER")
     token = args.token or os.environ.get("PERF_TOKEN")
     if not server or not token:
