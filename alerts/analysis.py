@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from alerts import lifecycle
+from alerts import budget_alerts, lifecycle
 from alerts.detection import DEFAULT, DetectorConfig, OnlineDetector, Point
 from alerts.models import Alert, MetricOverride
 from alerts.ownership import Owners, metric_overrides
@@ -110,6 +110,7 @@ def _analyse(build_pk: int) -> str:
         if pos is not None:
             touched_groups |= replay_series(ctx, stored[s.pk], pos, metric.kind, metric.lower_is_better, cfg)
     lifecycle.mark_recoveries(series_ids)
+    touched_groups |= budget_alerts.raise_for_builds(list(Build.objects.filter(pk__in=todo).select_related("app")))
     lifecycle.refresh_groups(sorted(touched_groups))
     build_times = {p.build_id: p.build_time for pts in history.values() for p in pts}
     newest = max(build_times.values(), default=build.timestamp)
@@ -252,6 +253,13 @@ def _after_commit(build_pk: int) -> None:
     from alerts import notifications
 
     __import__("metrics.dashcache").dashcache.bump("dashboards")  # dashboards recompute (never raises)
+    try:
+        from alerts.bisection import engine
+
+        app_id = Build.objects.filter(pk=build_pk).values_list("app_id", flat=True).first()
+        engine.start_pending(app_id=app_id)  # before notifying: a bisection holds its group
+    except Exception:
+        log.exception("could not start bisections after build %s; the sweep will", build_pk)
     try:
         notifications.notify_due_groups(build_pk)
     except Exception:

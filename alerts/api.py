@@ -55,6 +55,9 @@ class AlertOut(Schema):
     note: str
     team: str
     group: int
+    culprit_commit: str | None
+    range_commits: int | None
+    confirmation: str
     created: datetime
     url: str
 
@@ -105,6 +108,7 @@ def alert_payload(request: HttpRequest | None, a: Alert, *, base_url: str | None
         "after_ci": [a.after_ci_low, a.after_ci_high], "p_value": a.p_value, "test": a.test,
         "sensitivity": a.sensitivity, "detection": a.detection, "status": a.status, "recovered": a.recovered,
         "note": a.note, "team": a.team.name, "group": a.group_id, "created": a.created, "url": url,
+        "culprit_commit": a.culprit_commit or None, "range_commits": a.range_commits, "confirmation": a.confirmation,
     }
 
 

@@ -7,7 +7,7 @@ class AlertsConfig(AppConfig):
 
     def ready(self) -> None:
         from alerts import premerge
-        from alerts.dispatch import queue_analysis
+        from alerts.dispatch import queue_analysis, queue_requested_build
         from metrics import hooks
 
         def branch_committed(build_pk: int) -> None:
@@ -22,3 +22,4 @@ class AlertsConfig(AppConfig):
 
         hooks.register_build_committed(branch_committed)
         hooks.register_build_committed(premerge.request_check, role="pr")
+        hooks.register_build_committed(queue_requested_build, role="requested")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from alerts import lifecycle
+from alerts import budget_alerts, lifecycle
 from alerts.analysis import base_config, replay_series
 from alerts.models import Alert, AlertGroup, MetricOverride
 from alerts.ownership import Owners, metric_overrides
@@ -42,6 +42,8 @@ def analyse_history(app: App, platform: str, branch: str) -> int:
             ctx = lifecycle.SeriesContext(s, pts, owners.team_id(app.name, platform, s.metric.name))
             groups |= replay_series(ctx, [], 0, s.metric.kind, s.metric.lower_is_better, cfg)
     lifecycle.mark_recoveries([s.pk for s in series])
+    groups |= budget_alerts.raise_for_builds(list(Build.objects.filter(app=app, platform=platform, branch=branch,
+                                                                       role="branch").select_related("app")))
     lifecycle.refresh_groups(sorted(groups))
     AlertGroup.objects.filter(pk__in=groups, notified__isnull=True).update(notified=timezone.now())
     Build.objects.filter(app=app, platform=platform, branch=branch).update(

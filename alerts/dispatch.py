@@ -46,3 +46,37 @@ def sweep(*, min_age_seconds: int | None = None) -> int:
             log.exception("broker unavailable; pending builds are left for the next sweep")
             break
     return queued
+
+
+def queue_run_request(request_pk: int) -> None:
+    """Publish the POST of one run request; an unsent request row is the outbox (the sweep re-publishes)."""
+    from alerts.tasks import send_run_request
+
+    send_run_request.apply_async(args=[request_pk])
+
+
+def queue_requested_build(build_pk: int) -> None:
+    """Hand a committed requested build (CI's answer to a run request) to the bisection that asked for it;
+    the build stays pending until applied, so a lost hand-off is found by the sweep."""
+    from alerts.tasks import apply_requested_build
+
+    apply_requested_build.apply_async(args=[build_pk])
+    Build.objects.filter(pk=build_pk, analysis=Build.Analysis.PENDING).update(analysis_queued=timezone.now())
+
+
+def sweep_bisection(*, min_age_seconds: int | None = None) -> int:
+    """Re-publish unsent run requests and lost answers, expire unanswered requests, start missed bisections."""
+    from alerts.bisection import ci, engine
+
+    age = settings.PERF_SWEEP_MIN_AGE_SECONDS if min_age_seconds is None else min_age_seconds
+    done = engine.expire() + engine.start_pending()
+    try:
+        for pk in ci.unsent(age):
+            queue_run_request(pk)
+            done += 1
+        for pk in engine.pending_answers(age):
+            queue_requested_build(pk)
+            done += 1
+    except Exception:
+        log.exception("broker unavailable; run requests and answers are left for the next sweep")
+    return done

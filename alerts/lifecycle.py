@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 
 from alerts.detection import ChangePoint
-from alerts.models import Alert, AlertGroup
+from alerts.models import Alert, AlertGroup, BudgetAlert
 from metrics.history import HistoryPoint
 from metrics.models import Series
 
@@ -155,18 +156,31 @@ def derive_status(counts: dict[str, int]) -> str:
     return AlertGroup.Status.INVESTIGATING
 
 
+def _budget_count(**filters) -> Coalesce:
+    """Per group, how many budget alerts (matching `filters`) it holds: a subquery, so the alert counts'
+    join is not multiplied."""
+    rows = (BudgetAlert.objects.filter(group=OuterRef("pk"), **filters).order_by().values("group")
+            .annotate(n=Count("pk")).values("n"))
+    return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+
 def refresh_groups(group_ids: Sequence[int]) -> None:
-    live = ~Q(alerts__detection=Alert.Detection.WITHDRAWN)
+    """Derive each group's status from its alerts and its budget alerts (which are always live)."""
+    live = ~Q(alerts__detection=Alert.Detection.WITHDRAWN) & ~Q(alerts__confirmation=Alert.Confirmation.NOT_REPRODUCED)
     stats = AlertGroup.objects.filter(pk__in=set(group_ids)).annotate(
         n_all=Count("alerts"),
         live=Count("alerts", filter=live),
         untriaged=Count("alerts", filter=live & Q(alerts__status=Alert.Status.UNTRIAGED)),
         final=Count("alerts", filter=live & Q(alerts__status__in=Alert.FINAL)),
+        b_all=_budget_count(),
+        b_untriaged=_budget_count(status=Alert.Status.UNTRIAGED),
+        b_final=_budget_count(status__in=Alert.FINAL),
     )
     for g in stats:
-        if g.n_all == 0 and g.notified is None:
+        if g.n_all == 0 and g.b_all == 0 and g.notified is None:
             g.delete()  # emptied by a refinement before anyone was told
             continue
-        status = derive_status({"live": g.live, "untriaged": g.untriaged, "final": g.final})
+        status = derive_status({"live": g.live + g.b_all, "untriaged": g.untriaged + g.b_untriaged,
+                                "final": g.final + g.b_final})
         if status != g.status:
             AlertGroup.objects.filter(pk=g.pk).update(status=status)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.db import models
 
@@ -15,8 +17,17 @@ class Team(models.Model):
         return self.name
 
 
+class ChannelQuerySet(models.QuerySet):
+    def active(self) -> ChannelQuerySet:
+        """Channels that get deliveries and are shown: not archived by a config that dropped them."""
+        return self.filter(archived__isnull=True)
+
+
 class Channel(models.Model):
-    """Where a team's notifications go. `config` holds the kind's settings (url, secret, to)."""
+    """Where a team's notifications go. `config` holds the kind's settings (url, secret, to).
+
+    A channel the config file no longer lists is archived, not deleted, so its delivery history stays.
+    """
 
     class Kind(models.TextChoices):
         WEBHOOK = "webhook"
@@ -31,6 +42,18 @@ class Channel(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     consecutive_failures = models.PositiveIntegerField(default=0)
     flagged = models.BooleanField(default=False, help_text="Set after repeated delivery failures.")
+    archived = models.DateTimeField(null=True, blank=True, help_text="When the config stopped listing it.")
+
+    objects = ChannelQuerySet.as_manager()
+
+    @property
+    def display(self) -> str:
+        """What pages may show: the host of a URL (a Slack or webhook path is often a credential), or
+        the email recipients. Never the secret."""
+        if self.kind == self.Kind.EMAIL:
+            return ", ".join(self.config.get("to") or [])
+        host = urlsplit(self.config.get("url") or self.key).hostname or "?"
+        return f"{host} (address hidden)"
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["team", "kind", "key"], name="channel_unique_per_team")]
@@ -43,7 +66,7 @@ class OwnerRule(models.Model):
     app = models.CharField(max_length=200, default="*")
     platform = models.CharField(max_length=200, default="*")
     metric = models.CharField(max_length=200, default="*")
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="rules")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="rules")
 
     class Meta:
         ordering = ["position"]
@@ -59,9 +82,53 @@ class MetricOverride(models.Model):
     min_change = models.FloatField(null=True, blank=True)
     abs_threshold = models.FloatField(null=True, blank=True)
     sensitivity = models.FloatField(null=True, blank=True)
+    # An absolute change at or above this (metric unit) is reported even below the relative min_change.
+    abs_floor = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["position"]
+
+
+class SizeBudget(models.Model):
+    """A cap on the sum of the matching size metrics of a build, owned by one team; later rules win."""
+
+    position = models.PositiveIntegerField(unique=True)
+    app = models.CharField(max_length=200, default="*")
+    platform = models.CharField(max_length=200, default="*")
+    metric = models.CharField(max_length=200)
+    max_bytes = models.BigIntegerField()
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="budgets")
+
+    class Meta:
+        ordering = ["position"]
+
+
+class AppIntegration(models.Model):
+    """Per-app CI endpoint (bisection and confirmation requests) and code host (pre-merge checks).
+
+    An empty `ci_url` means no CI endpoint; an empty `code_host_type` means no code host. `ci_secret`
+    signs the requests and must never be shown or logged.
+    """
+
+    app = models.OneToOneField("metrics.App", on_delete=models.CASCADE, related_name="integration")
+    ci_url = models.URLField(max_length=500, blank=True)
+    ci_secret = models.CharField(max_length=500, blank=True)
+    ci_max_requests_per_day = models.PositiveIntegerField(default=40)
+    code_host_type = models.CharField(max_length=20, blank=True)
+    code_host_repo = models.CharField(max_length=200, blank=True)
+    code_host_token_env = models.CharField(max_length=100, default="PERF_GITHUB_TOKEN")
+    code_host_api_url = models.URLField(max_length=500, default="https://api.github.com")
+
+    @property
+    def has_ci(self) -> bool:
+        return bool(self.ci_url)
+
+    @property
+    def has_code_host(self) -> bool:
+        return bool(self.code_host_type)
+
+    def __repr__(self) -> str:  # never the secret
+        return f"<AppIntegration app={self.app_id} ci={self.ci_url!r} code_host={self.code_host_repo!r}>"
 
 
 class AlertGroup(models.Model):
@@ -77,7 +144,8 @@ class AlertGroup(models.Model):
         WITHDRAWN = "withdrawn"  # every alert was withdrawn by the detector
 
     build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="alert_groups")
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_groups")
+    # PROTECT: deleting a team must not silently take its alerts and their history with it.
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="alert_groups")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.UNTRIAGED)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
@@ -114,6 +182,13 @@ class Alert(models.Model):
         BACKED_OUT = "backedout"
         REASSIGNED = "reassigned"
 
+    class Confirmation(models.TextChoices):
+        NONE = "none"  # nothing asked of CI (no CI endpoint, or nothing to narrow)
+        REQUESTED = "requested"  # runs requested, waiting for CI
+        BISECTED = "bisected"  # culprit_commit named by bisection (the shift reproduced)
+        CONFIRMED = "confirmed"  # one-commit range: the re-run reproduced the shift
+        NOT_REPRODUCED = "not_reproduced"  # re-runs did not show it: withdrawn, never notified
+
     FINAL = {"invalid", "wontfix", "fixed", "backedout", "reassigned"}
 
     series = models.ForeignKey("metrics.Series", on_delete=models.CASCADE, related_name="alerts")
@@ -123,7 +198,7 @@ class Alert(models.Model):
     last_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
     detected_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
     group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="alerts")
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alerts")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="alerts")
     direction = models.CharField(max_length=12, choices=Direction.choices)
     rel_change = models.FloatField()
     abs_change = models.FloatField()
@@ -141,6 +216,10 @@ class Alert(models.Model):
     recovered = models.BooleanField(default=False, help_text="The series went back to its old level.")
     note = models.TextField(blank=True)
     reassigned_to = models.ForeignKey(AlertGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # Bisection and confirmation (CONTRACT section 7), kept by alerts.bisection.
+    culprit_commit = models.CharField(max_length=100, blank=True)
+    range_commits = models.PositiveIntegerField(null=True, blank=True)
+    confirmation = models.CharField(max_length=16, choices=Confirmation.choices, default=Confirmation.NONE)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -161,7 +240,8 @@ class Delivery(models.Model):
         FAILED = "failed"  # permanent error, or retries exhausted
 
     group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="deliveries")
-    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="deliveries")
+    # PROTECT: a channel with deliveries is archived, never deleted, so the history stays.
+    channel = models.ForeignKey(Channel, on_delete=models.PROTECT, related_name="deliveries")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
@@ -251,3 +331,108 @@ class CodeHostAttempt(models.Model):
     status_code = models.PositiveIntegerField(null=True)
     error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
+
+
+class BudgetAlert(models.Model):
+    """A size budget crossed at a branch build: the sum of its metrics went above `max_bytes`.
+
+    It joins the alert group of (that build, the budget's team), so it is notified with the group
+    through the team's channels and triaged like the group's alerts (docs/SIZE.md). The budget's
+    glob and cap are copied, so the alert still says what was crossed after the config changes.
+    """
+
+    budget = models.ForeignKey(SizeBudget, on_delete=models.SET_NULL, null=True, blank=True, related_name="alerts")
+    metric = models.CharField(max_length=200, help_text="The budget's metric glob when it was crossed.")
+    max_bytes = models.BigIntegerField()
+    build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="budget_alerts")
+    previous_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
+    group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="budget_alerts")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="budget_alerts")
+    total = models.FloatField(help_text="Bytes of the matching metrics at the build.")
+    previous_total = models.FloatField(null=True)
+    status = models.CharField(max_length=12, choices=Alert.Status.choices, default=Alert.Status.UNTRIAGED)
+    note = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["build", "team", "metric"], name="budget_alert_unique_per_build")]
+
+    @property
+    def over_by(self) -> float:
+        return self.total - self.max_bytes
+class Bisection(models.Model):
+    """The bisection/confirmation of one alert: its culprit range and where the procedure stands.
+
+    `commits` is ``[c_0, c_1, ..., c_R]``: c_0 the previous good build's commit, c_1..c_R the culprit
+    range. What to ask next is a pure function of the answered requests (alerts.detection.bisect.decide),
+    so this row holds only what that needs (the range, the alert's reference levels and noise) and the
+    outcome.
+    """
+
+    class Phase(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+
+    alert = models.OneToOneField(Alert, on_delete=models.CASCADE, related_name="bisection")
+    build = models.ForeignKey("metrics.Build", on_delete=models.CASCADE, related_name="+",
+                              help_text="The culprit build the range was taken from.")
+    commits = models.JSONField(default=list)
+    reference = models.JSONField(default=dict)
+    thin = models.BooleanField(default=False)
+    phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.RUNNING)
+    lo = models.PositiveIntegerField(default=0)
+    hi = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=20, blank=True)
+    detail = models.TextField(blank=True)
+    started = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["phase", "started"], name="bisection_phase_started")]
+
+
+class RunRequest(models.Model):
+    """One `runs.requested` call to an app's CI, and its answer: the outbox of bisection.
+
+    A row in state `requested` with `sent` unset is still to be POSTed (the sweep re-publishes it);
+    every attempt is appended to `attempt_log`. The answer is the requested build CI uploads with
+    `build.requested` = `public_id`.
+    """
+
+    class Reason(models.TextChoices):
+        BISECT = "bisect"
+        CONFIRM = "confirm"
+
+    class State(models.TextChoices):
+        REQUESTED = "requested"
+        ANSWERED = "answered"
+        EXPIRED = "expired"  # CI never answered within PERF_REQUEST_TIMEOUT_SECONDS
+        FAILED = "failed"  # CI refused it, or the answer was unusable
+
+    public_id = models.CharField(max_length=40, unique=True)
+    app = models.ForeignKey("metrics.App", on_delete=models.CASCADE, related_name="run_requests")
+    alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="run_requests")
+    bisection = models.ForeignKey(Bisection, on_delete=models.CASCADE, related_name="requests")
+    reason = models.CharField(max_length=10, choices=Reason.choices)
+    index = models.PositiveIntegerField(help_text="Position of the commit in the bisection's commits.")
+    commit = models.CharField(max_length=100)
+    build_ext_id = models.CharField(max_length=100, help_text="The build id CI uploads the runs as.")
+    runs = models.PositiveIntegerField()
+    metrics = models.JSONField(default=list)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.REQUESTED)
+    created = models.DateTimeField(auto_now_add=True)
+    sent = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    attempt_log = models.JSONField(default=list)
+    error = models.TextField(blank=True)
+    answered = models.DateTimeField(null=True, blank=True)
+    answer = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    outcome = models.CharField(max_length=20, blank=True, help_text="before, after, unclear, or why it failed")
+    observation = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["state", "sent"], name="run_request_outbox"),
+            models.Index(fields=["app", "created"], name="run_request_app_created"),
+        ]

@@ -22,11 +22,15 @@ log = logging.getLogger(__name__)
 
 
 def _queue(group_ids: list[int]) -> int:
+    from alerts.bisection.engine import held
     from alerts.notify.service import plan_deliveries
     from alerts.tasks import deliver_notification
 
     queued = 0
+    waiting = held(group_ids)  # an alert of theirs is being bisected or confirmed
     for gid in group_ids:
+        if gid in waiting:
+            continue
         for delivery_id in plan_deliveries(gid):
             deliver_notification.apply_async(args=[delivery_id])
             queued += 1
@@ -34,7 +38,11 @@ def _queue(group_ids: list[int]) -> int:
 
 
 def _unnotified() -> Q:
-    return Q(notified__isnull=True) & Q(alerts__detection__in=[Alert.Detection.OPEN, Alert.Detection.CONFIRMED])
+    # One filter() on the same alert row: live, and not withdrawn by a re-run that did not reproduce it;
+    # or a crossed size budget (never withdrawn).
+    live = (Q(alerts__detection__in=[Alert.Detection.OPEN, Alert.Detection.CONFIRMED])
+            & Q(alerts__confirmation__in=[c for c in Alert.Confirmation.values if c != Alert.Confirmation.NOT_REPRODUCED]))
+    return Q(notified__isnull=True) & (live | Q(budget_alerts__isnull=False))
 
 
 def notify_due_groups(build_pk: int) -> int:

@@ -6,13 +6,21 @@ Every alert belongs to exactly one team: when no rule matches, the fallback team
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
 
+from alerts.detection.model import DetectorConfig
 from alerts.models import MetricOverride, OwnerRule, Team
+
+# The override columns the detector takes (abs_floor once DetectorConfig has it).
+OVERRIDE_FIELDS = tuple(
+    f for f in ("min_change", "abs_threshold", "sensitivity", "abs_floor")
+    if f in {field.name for field in dataclasses.fields(DetectorConfig)}
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,7 @@ def metric_overrides(app: str, platform: str, metric: str, rows: Sequence[Metric
             and fnmatch.fnmatchcase(platform, row.platform)
             and fnmatch.fnmatchcase(metric, row.metric)
         ):
-            for field in ("min_change", "abs_threshold", "sensitivity"):
+            for field in OVERRIDE_FIELDS:
                 value = getattr(row, field)
                 if value is not None:
                     out[field] = value

@@ -6,18 +6,16 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from alerts import analysis, dispatch, notifications, premerge
+from alerts.bisection import ci, engine
 from alerts.codehost import service as codehost
 from alerts.notify import service
 
+# Tasks whose only failure is a database blip: retried with backoff, acknowledged after they ran.
+DB_RETRY = {"acks_late": True, "autoretry_for": (OperationalError, InterfaceError), "retry_backoff": 2,
+            "retry_backoff_max": 120, "retry_jitter": True, "max_retries": 8}
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    retry_backoff_max=120,
-    retry_jitter=True,
-    max_retries=8,
-)
+
+@shared_task(**DB_RETRY)
 def analyse_build(build_pk: int) -> str:
     return analysis.analyse_build_if_pending(build_pk)
 
@@ -25,7 +23,8 @@ def analyse_build(build_pk: int) -> str:
 @shared_task(acks_late=True, ignore_result=True)
 def sweep_pending_analysis() -> int:
     """Periodic (beat): builds whose analysis hand-off was lost, groups left unsent."""
-    return dispatch.sweep() + notifications.notify_stale_groups() + premerge.sweep()
+    return (dispatch.sweep() + dispatch.sweep_bisection() + notifications.notify_stale_groups()
+            + premerge.sweep())
 
 
 @shared_task(bind=True, acks_late=True, max_retries=len(service.RETRY_DELAYS))
@@ -54,3 +53,18 @@ def post_check(self, post_pk: int) -> bool:
     if outcome.retry:
         raise self.retry(countdown=service.retry_delay(self.request.retries, outcome.retry_after))
     return outcome.done
+
+
+@shared_task(bind=True, acks_late=True, max_retries=ci.MAX_ATTEMPTS)
+def send_run_request(self, request_pk: int) -> str:
+    state, delay = ci.send(request_pk)
+    if state == "retry":
+        raise self.retry(countdown=delay)
+    if state == "failed":
+        engine.advance_request(request_pk)
+    return state
+
+
+@shared_task(**DB_RETRY)
+def apply_requested_build(build_pk: int) -> str:
+    return engine.apply_answer(build_pk)

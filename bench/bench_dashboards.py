@@ -11,6 +11,8 @@ measures over HTTP on loopback, signed in with a session cookie:
   and cold (the cache generation is bumped before every request, so each one recomputes);
 - series page `/series/{id}/` (1,000 points with the p10-p90 band), rotating over all 900 series;
 - overview `/overview/` warm;
+- the triage views of issue 13: the team dashboard filtered by app and platform and its second page,
+  alert group pages (each alert's series around the culprit) and build size pages (treemap);
 - 50 concurrent clients released by a barrier onto a fresh entry (control), an expired entry (stale value present) and onto a
   missing entry: the number of recomputations of each cached aggregate (the team's rendered metrics
   table and the health computation under it; the overview and the all-series health) is read from
@@ -263,9 +265,28 @@ def main() -> None:
             for p in series_paths[:10]:
                 c.get(p)
             result["series_page"] = timed(c, series_paths)
+            # Issue 13: the triage views. A filtered and a second page of the team dashboard (sparklines of
+            # every alert shown come from one query), alert group pages (graphs around the culprit) and
+            # size pages (treemap of the build's 40 size metrics against the previous build).
+            filtered = f"{dash}?app={APPS[0]}&platform=android&status=all"
+            for p in (filtered, dash + "?status=all&page=2"):
+                c.get(p)
+            result["team_dashboard_filtered"] = timed(c, [filtered] * max(20, args.reps // 2))
+            result["team_dashboard_page2"] = timed(c, [dash + "?status=all&page=2"] * max(20, args.reps // 2))
+            from alerts.models import AlertGroup
+            from metrics.models import Build
+
+            gids = list(AlertGroup.objects.order_by("pk").values_list("pk", flat=True))
+            group_paths = [f"/alerts/{gids[i % len(gids)]}/" for i in range(max(20, args.reps // 2))]
+            c.get(group_paths[0])
+            result["alert_group_page"] = timed(c, group_paths)
+            blds = list(Build.objects.select_related("app").order_by("?")[:max(20, args.reps // 2)])
+            size_paths = [f"/builds/{b.app.name}/{b.platform}/{b.ext_id}/size/" for b in blds]
+            c.get(size_paths[0])
+            result["size_page"] = timed(c, size_paths)
             c.get("/overview/")
             result["overview_warm"] = timed(c, ["/overview/"] * max(20, args.reps // 4))
-            keys = [f"team-metrics:{team_id}", f"health:team:{team_id}"]
+            keys = [f"team-families:{team_id}", f"health:team:{team_id}"]
 
             def drop() -> None:
                 for k in keys:
@@ -283,7 +304,8 @@ def main() -> None:
     rds.flushdb()
     path = _pg.write_json("dashboards", result)
     print()
-    for k in ("team_dashboard_warm", "team_dashboard_cold", "series_page", "overview_warm"):
+    for k in ("team_dashboard_warm", "team_dashboard_cold", "team_dashboard_filtered", "team_dashboard_page2",
+              "alert_group_page", "size_page", "series_page", "overview_warm"):
         r = result[k]
         print(f"{k:24s} n={r['n']:4d}  p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  max {r['max_ms']:7.1f} ms"
               f"  body {r['mean_body_kb']} KiB")

@@ -171,3 +171,47 @@ def build_identity(app: str, platform: str, index: int, *, n_builds: int, end: d
         "timestamp": end - timedelta(hours=2 * (n_builds - 1 - index)),
         "version": f"7.{index // 50}.{index % 50}",
     }
+
+
+# The size hierarchy of the demo (issue 13): a few modules broken down by part, one part further by
+# kind of asset, so the treemap nests four levels deep; parts sum exactly to their module's total.
+# Checkout's assets grow by SIZE_STEP bytes near the end of the history, which crosses the demo's
+# checkout budget (perfplatform seed_demo's DEMO_BUDGETS) while the maps module stays just under its own.
+BREAKDOWN = {
+    "feature_map": {"code": 0.42, "resources": 0.18, "assets.tiles": 0.25, "assets.fonts": 0.09, "assets.styles": 0.06},
+    "feature_checkout": {"code": 0.55, "resources": 0.25, "assets.images": 0.2},
+    "feature_feed": {"code": 0.5, "resources": 0.3, "assets": 0.2},
+    "feature_search": {"code": 0.7, "resources": 0.3},
+    "feature_video": {"code": 0.35, "native": 0.45, "resources": 0.2},
+}
+SIZE_STEP = ("feature_checkout", "assets.images", 60_000.0)
+SIZE_STEP_BUILDS_BEFORE_END = 25
+
+
+def size_breakdown(series: list[DemoSeries], n_builds: int) -> list[DemoSeries]:
+    """Sub-part series of the modules in BREAKDOWN, derived from their module's values (which gain the
+    planted step too); the module series in `series` are updated in place."""
+    by_name = {s.spec.name: s for s in series}
+    step_module, step_part, step_bytes = SIZE_STEP
+    step_at = max(1, n_builds - SIZE_STEP_BUILDS_BEFORE_END)
+    out = []
+    for module, parts in BREAKDOWN.items():
+        parent = by_name.get(f"size.module.{module}")
+        if parent is None:
+            continue
+        totals = [p["value"] for p in parent.points]
+        columns: dict[str, list[float]] = {}
+        names = list(parts)
+        for i, total in enumerate(totals):
+            shares = [round(total * parts[n]) for n in names[:-1]]
+            shares.append(total - sum(shares))
+            for n, v in zip(names, shares, strict=True):
+                if module == step_module and n == step_part and i >= step_at:
+                    v += step_bytes
+                columns.setdefault(n, []).append(float(v))
+        if module == step_module:
+            parent.points = [{"value": t + (step_bytes if i >= step_at else 0.0)} for i, t in enumerate(totals)]
+        for n in names:
+            spec = MetricSpec(f"size.module.{module}.{n}", "size", "bytes", columns[n][0])
+            out.append(DemoSeries(spec, [{"value": v} for v in columns[n]]))
+    return out

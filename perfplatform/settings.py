@@ -118,6 +118,8 @@ CELERY_TASK_ROUTES = {
     "alerts.tasks.deliver_notification": {"queue": "notifications"},
     "alerts.tasks.compute_check": {"queue": "checks"},
     "alerts.tasks.post_check": {"queue": "notifications"},
+    "alerts.tasks.send_run_request": {"queue": "notifications"},
+    "alerts.tasks.apply_requested_build": {"queue": "analysis"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "maintenance"
 CELERY_BROKER_URL = REDIS_URL or "memory://"
@@ -163,6 +165,12 @@ PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
 PERF_NOTIFY_SETTLE_BUILDS = env_int("PERF_NOTIFY_SETTLE_BUILDS", 4, minimum=0)
 PERF_NOTIFY_MAX_DELAY_SECONDS = env_int("PERF_NOTIFY_MAX_DELAY_SECONDS", 1800, minimum=0)
 PERF_NOTIFY_TIMEOUT_SECONDS = env_float("PERF_NOTIFY_TIMEOUT_SECONDS", 10.0, minimum=0.1)
+# Bisection and confirmation requests to an app's CI (CONTRACT section 7, docs/BISECTION.md): a request
+# CI never answers expires after PERF_REQUEST_TIMEOUT_SECONDS; a group waits for its alerts' bisection at
+# most PERF_NOTIFY_BISECT_WAIT_SECONDS; one requested build asks for at most PERF_BISECT_MAX_RUNS runs.
+PERF_REQUEST_TIMEOUT_SECONDS = env_int("PERF_REQUEST_TIMEOUT_SECONDS", 21600, minimum=1)
+PERF_NOTIFY_BISECT_WAIT_SECONDS = env_int("PERF_NOTIFY_BISECT_WAIT_SECONDS", 7200, minimum=0)
+PERF_BISECT_MAX_RUNS = env_int("PERF_BISECT_MAX_RUNS", 20, minimum=1)
 # Webhook/Slack URLs resolving to loopback or private addresses are refused unless allowed here.
 PERF_WEBHOOK_ALLOW_PRIVATE = env_bool("PERF_WEBHOOK_ALLOW_PRIVATE", False)
 PERF_WEBHOOK_ALLOWED_HOSTS = env_list("PERF_WEBHOOK_ALLOWED_HOSTS", [])
@@ -211,6 +219,28 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+# Behind TLS (CONTRACT section 1): HSTS, redirect plain HTTP, cookies only over HTTPS. A TLS-terminating
+# proxy must set X-Forwarded-Proto; without PERF_HTTPS that header is not trusted.
+PERF_HTTPS = env_bool("PERF_HTTPS", False)
+if PERF_HTTPS:
+    SECURE_SSL_REDIRECT = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("PERF_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("PERF_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("PERF_HSTS_PRELOAD", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # The health probe is served over plain HTTP inside the cluster.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Sign-in throttling (perfplatform/login_throttle.py): after this many failed sign-ins for one username
+# or from one address, further attempts answer 429 until the cool-down has passed.
+PERF_LOGIN_MAX_FAILURES = env_int("PERF_LOGIN_MAX_FAILURES", 20, minimum=1)
+PERF_LOGIN_COOLDOWN_SECONDS = env_int("PERF_LOGIN_COOLDOWN_SECONDS", 900, minimum=1)
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

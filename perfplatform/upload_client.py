@@ -16,11 +16,39 @@ import urllib.request
 from dataclasses import dataclass
 from typing import TextIO
 
-QUERY_FIELDS = ("app", "platform", "branch", "build", "commit", "parent_commit", "timestamp", "device", "version")
+QUERY_FIELDS = ("app", "platform", "branch", "build", "commit", "parent_commit", "timestamp", "device", "version",
+                "requested")
 RETRYABLE_STATUS = {429, 502, 503, 504}
 PERFHERDER_MARK = "PERFHERDER_DATA:"
 
 EXIT_OK, EXIT_UNREACHABLE, EXIT_REJECTED = 0, 1, 2
+
+
+class RedirectRefused(urllib.error.URLError):
+    """The server answered with a redirect; the token is never re-sent to wherever it points."""
+
+    def __init__(self, status: int, location: str):
+        self.status, self.location = status, location
+        super().__init__(f"redirected ({status}) to {location}")
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    # urllib would follow a 301/302 and re-send `Authorization: Bearer` to any host the server names.
+    # A CI token must reach only the origin the user configured, so no redirect is followed.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        raise RedirectRefused(code, newurl)
+
+
+OPENER = urllib.request.build_opener(_RefuseRedirects)
+
+
+def redirect_message(url: str, exc: RedirectRefused) -> str:
+    here = urllib.parse.urlsplit(url)
+    there = urllib.parse.urlsplit(urllib.parse.urljoin(url, exc.location))
+    same = (here.scheme, here.hostname, here.port) == (there.scheme, there.hostname, there.port)
+    where = "another path on the same server" if same else f"another origin ({there.scheme}://{there.netloc})"
+    return (f"the server redirected ({exc.status}) to {exc.location}, {where}; the token is not sent there. "
+            f"Point --server (or PERF_SERVER) at the final address.")
 
 
 @dataclass
@@ -72,8 +100,10 @@ def post(url: str, body: bytes, token: str, *, retries: int, backoff: float, tim
             time.sleep(delay)
             delay = min(delay * 2, 60.0)
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as resp:
+            with OPENER.open(request, timeout=timeout) as resp:
                 return Outcome(EXIT_OK, resp.read().decode("utf-8", errors="replace"), resp.status)
+        except RedirectRefused as exc:
+            return Outcome(EXIT_UNREACHABLE, redirect_message(url, exc))
         except urllib.error.HTTPError as exc:
             text = exc.read().decode("utf-8", errors="replace")
             if exc.code in RETRYABLE_STATUS or exc.code >= 500:

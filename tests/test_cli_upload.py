@@ -183,3 +183,51 @@ def test_it_needs_nothing_outside_the_standard_library_for_upload():
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ""
+
+
+class RecordingHandler(BaseHTTPRequestHandler):
+    """Answers every POST with `status` and a Location header; records the Authorization it was sent."""
+
+    status = 0
+    location = ""
+    seen: list[str | None] = []
+
+    def do_POST(self):  # noqa: N802 - http.server's naming
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        type(self).seen.append(self.headers.get("Authorization"))
+        self.send_response(self.status)
+        if self.location:
+            self.send_header("Location", self.location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST  # noqa: N815 - a followed 301/302 turns into a GET
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(handler: type) -> ThreadingHTTPServer:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_it_never_sends_the_token_to_the_origin_a_redirect_names(tmp_path, status):
+    elsewhere = type("Elsewhere", (RecordingHandler,), {"status": 201, "seen": []})
+    target = serve(elsewhere)
+    redirector = type("Redirector", (RecordingHandler,), {
+        "status": status, "seen": [], "location": f"http://127.0.0.1:{target.server_port}/api/v1/uploads"})
+    origin = serve(redirector)
+    try:
+        r = cli(write(tmp_path, "b.json", native_body(9)), "--server", f"http://127.0.0.1:{origin.server_port}",
+                "--token", "pp_secret", "--retries", "2", "--backoff", "0.05")
+    finally:
+        origin.shutdown()
+        target.shutdown()
+    assert r.returncode == 1, r.stderr
+    assert redirector.seen == ["Bearer pp_secret"]
+    assert elsewhere.seen == []
+    assert f"redirected ({status})" in r.stderr and "another origin" in r.stderr
+    assert "pp_secret" not in r.stderr + r.stdout

@@ -54,3 +54,19 @@ def test_it_merges_metric_overrides_later_rows_winning():
     rows = [Row("size.*", min_change=0.005, sensitivity=0.5), Row("size.apk.*", min_change=0.01)]
     assert metric_overrides("a", "android", "size.apk.download", rows) == {"min_change": 0.01, "sensitivity": 0.5}
     assert metric_overrides("a", "android", "startup.cold", rows) == {}
+
+
+def test_it_passes_every_stored_override_column_the_detector_takes():
+    import dataclasses
+
+    from alerts.detection.model import DEFAULT, DetectorConfig
+    from alerts.models import MetricOverride
+
+    row = MetricOverride(position=0, metric="size.*", min_change=0.005, abs_threshold=1.0, sensitivity=0.5,
+                         abs_floor=100000.0)
+    merged = metric_overrides("a", "android", "size.apk", [row])
+    detector_fields = {f.name for f in dataclasses.fields(DetectorConfig)}
+    expected = {"min_change", "abs_threshold", "sensitivity", "abs_floor"} & detector_fields
+    assert set(merged) == expected and {"min_change", "abs_threshold", "sensitivity"} <= expected
+    cfg = DEFAULT.with_overrides(**merged)  # no column the detector lacks
+    assert cfg.min_change == 0.005

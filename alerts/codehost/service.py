@@ -26,9 +26,10 @@ RETRY_DELAYS: tuple[int, ...] = (10, 60, 300, 1800)  # then failed; the same bac
 
 
 def target_for(check: Check) -> github.Target | None:
-    try:
-        integ = check.app.integration
-    except Exception:  # no AppIntegration row (or model not installed yet)
+    from alerts.models import AppIntegration
+
+    integ = AppIntegration.objects.filter(app_id=check.app_id).first()
+    if integ is None:
         return None
     if getattr(integ, "code_host_type", "") != "github" or not getattr(integ, "code_host_repo", ""):
         return None

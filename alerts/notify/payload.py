@@ -37,9 +37,11 @@ def _iso(value) -> str | None:
 
 
 def notifiable_alerts(group: AlertGroup) -> list[Alert]:
-    """The group's alerts a team is told about: everything but the ones the detector withdrew."""
+    """The group's alerts a team is told about: everything but the ones the detector withdrew or whose
+    re-runs did not reproduce them."""
     return list(
         group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
+        .exclude(confirmation=Alert.Confirmation.NOT_REPRODUCED)
         .select_related("series__app", "series__metric", "build", "previous_build", "team")
         .order_by("-direction", "pk")  # regressions first
     )
@@ -65,6 +67,9 @@ def alert_dict(alert: Alert, *, base_url: str) -> dict[str, Any]:
         "p_value": alert.p_value,
         "status": alert.status,
         "detection": alert.detection,
+        "culprit_commit": alert.culprit_commit or None,
+        "range_commits": alert.range_commits,
+        "confirmation": alert.confirmation,
         "team": alert.team.name,
         "created": _iso(alert.created),
         "url": _join(base_url, f"/alerts/{alert.group_id}/"),
@@ -98,8 +103,16 @@ def group_payload(group: AlertGroup, *, base_url: str) -> dict[str, Any]:
         },
         "counts": {"regressions": regressions, "improvements": len(alerts) - regressions},
         "alerts": [alert_dict(a, base_url=base_url) for a in alerts],
+        "budgets": [budget_dict(b, base_url=base_url) for b in group.budget_alerts.order_by("pk")],
         "url": url,
     }
+
+
+def budget_dict(b, *, base_url: str) -> dict[str, Any]:
+    """A crossed size budget of the group (docs/SIZE.md): the glob, the cap and the sum that crossed it."""
+    return {"id": b.pk, "metric": b.metric, "max_bytes": b.max_bytes, "total": b.total,
+            "previous_total": b.previous_total, "over_by": b.total - b.max_bytes, "status": b.status,
+            "team": b.team.name, "url": _join(base_url, f"/alerts/{b.group_id}/")}
 
 
 def encode_payload(payload: dict[str, Any]) -> bytes:
@@ -138,6 +151,8 @@ def headline(payload: dict[str, Any]) -> str:
         parts.append(_plural(counts["regressions"], "regression"))
     if counts.get("improvements"):
         parts.append(_plural(counts["improvements"], "improvement"))
+    if payload.get("budgets"):
+        parts.append(_plural(len(payload["budgets"]), "size budget") + " crossed")
     what = ", ".join(parts) or _plural(len(payload.get("alerts", [])), "alert")
     return f"{what} in {payload['app']} {payload['platform']} {payload['branch']} build {payload['build']}"
 

@@ -57,9 +57,10 @@ def plan_deliveries(group_id: int) -> list[int]:
         group = AlertGroup.objects.select_for_update().filter(pk=group_id).first()
         if group is None:
             return []
-        if not group.alerts.exclude(detection=Alert.Detection.WITHDRAWN).exists():
+        if not (group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
+                .exclude(confirmation=Alert.Confirmation.NOT_REPRODUCED).exists()):
             return []
-        for channel in Channel.objects.filter(team_id=group.team_id).order_by("pk"):
+        for channel in Channel.objects.active().filter(team_id=group.team_id).order_by("pk"):
             Delivery.objects.get_or_create(group=group, channel=channel)
         AlertGroup.objects.filter(pk=group.pk, notified__isnull=True).update(notified=timezone.now())
         return list(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 def pct(rel: float | None) -> str:
     if rel is None:
@@ -23,3 +25,18 @@ def num(value: float | None, unit: str = "") -> str:
 
 def short(commit: str | None) -> str:
     return (commit or "")[:10]
+
+
+def spark_json(values: list[float | None], mark: int = -1) -> str:
+    """The compact JSON a `data-sparkline` element carries: values oldest first, `c` the marked index."""
+    return json.dumps({"v": values, "c": mark}, separators=(",", ":"))
+
+
+def human_bytes(v: float | None) -> str:
+    if v is None:
+        return "–"
+    a = abs(v)
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if a >= div:
+            return f"{v / div:.2f} {unit}" if a < 10 * div else f"{v / div:.1f} {unit}"
+    return f"{v:.0f} B"

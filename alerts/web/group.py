@@ -10,10 +10,27 @@ from django.views.decorators.http import require_http_methods
 from alerts import lifecycle
 from alerts.api import can_triage
 from alerts.models import Alert, AlertGroup
-from alerts.web.format import num, pct, short
-from metrics import dashcache
+from alerts.web.bisection import bisection_blocks
+from alerts.web.budget_view import budget_alert_row
+from alerts.web.format import num, pct, short, spark_json
+from metrics import dashcache, sparkline
 
 STATUSES = [s for s in Alert.Status.values if s != Alert.Status.REASSIGNED]
+GRAPHS = 12  # live alerts drawn around the culprit; the rest are in the table
+
+
+def culprit_graphs(group: AlertGroup, live: list[Alert]) -> list[dict]:
+    """A window of ~90 builds around the culprit for each live alert, read in one query."""
+    shown = live[:GRAPHS]
+    windows = sparkline.around([(a.series_id, group.build.timestamp) for a in shown], before=60, after=30)
+    out = []
+    for a in shown:
+        w = windows.get((a.series_id, group.build.timestamp))
+        if w is None or not w.values:
+            continue
+        out.append({"a": a, "metric": a.series.metric.name, "unit": a.series.metric.unit,
+                    "spark": spark_json(w.values, w.mark), "n": len(w.values), "pct": pct(a.rel_change)})
+    return out
 
 
 def _triage(request: HttpRequest, group: AlertGroup) -> tuple[int, str]:
@@ -38,9 +55,12 @@ def _triage(request: HttpRequest, group: AlertGroup) -> tuple[int, str]:
         if note is not None and (note or target != "all"):
             a.note = note[:5000]
         a.save(update_fields=["status", "note", "reassigned_to", "updated"])
+    n_budgets = 0
+    if target == "all":  # crossed size budgets belong to the group too
+        n_budgets = group.budget_alerts.update(status=status, **({"note": note[:5000]} if note else {}))
     lifecycle.refresh_groups([group.pk])
     dashcache.bump()
-    return 200, f"{len(alerts)} alert(s) marked {status}"
+    return 200, f"{len(alerts) + n_budgets} alert(s) marked {status}"
 
 
 @login_required
@@ -79,7 +99,9 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
     } for a in alerts]
     return render(request, "alerts/group.html", {
         "group": group, "build": group.build, "previous": first, "rows": rows, "allowed": allowed,
-        "statuses": STATUSES, "candidates": candidates,
+        "statuses": STATUSES, "candidates": candidates, "graphs": culprit_graphs(group, live),
+        "budgets": [budget_alert_row(b) for b in group.budget_alerts.order_by("pk")],
+        "bisection_blocks": bisection_blocks(alerts),
         "commit_from": short(first.commit) if first else "", "commit_to": short(group.build.commit),
         "counts": {"regressions": sum(1 for a in live if a.direction == Alert.Direction.REGRESSION),
                    "improvements": sum(1 for a in live if a.direction == Alert.Direction.IMPROVEMENT),

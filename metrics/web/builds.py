@@ -54,4 +54,5 @@ def build_page(request: HttpRequest, app: str, platform: str, build: str) -> Htt
                      "runs": (str(m.n_samples) if m.n_samples else f"{m.count}/{m.total}" if m.total is not None else "")})
     return render(request, "metrics/build.html", {
         "build": b, "rows": rows, "prev": prev, "next": following,
-        "n_alerts": sum(1 for r in rows if r["notes"]), "n_changed": sum(1 for r in rows if r["worse"] is not None)})
+        "n_alerts": sum(1 for r in rows if r["notes"]),
+        "has_size": any(r["m"].series.metric.name.startswith("size.") for r in rows), "n_changed": sum(1 for r in rows if r["worse"] is not None)})

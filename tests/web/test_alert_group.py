@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 
 from django.test import Client
 
 from alerts.models import Alert, AlertGroup
-from tests.web.conftest import login
+from tests.web.conftest import SHIFT_AT, login
 
 
 def test_it_shows_what_the_notification_says(client, world):
@@ -86,3 +87,14 @@ def test_it_lets_staff_triage_and_lists_withdrawn_alerts_apart(client, world):
     assert 'class="withdrawn"' in r.content.decode()
     assert client.post(f"/alerts/{world.groups['size'].pk}/", {"alert": "all", "status": "fixed"}).status_code == 302
     assert set(Alert.objects.filter(group=world.groups["size"]).values_list("status", flat=True)) == {"fixed"}
+
+
+def test_it_draws_each_live_alert_around_its_culprit(client, world):
+    login(client, world.member)
+    html = client.get(f"/alerts/{world.groups['startup'].pk}/").content.decode()
+    section = html[html.index('id="graphs-h"'):html.index("</section>", html.index('id="graphs-h"'))]
+    sparks = [json.loads(m.replace("&quot;", '"')) for m in re.findall(r'data-sparkline="([^"]*)"', section)]
+    assert len(sparks) == 1
+    assert sparks[0]["c"] == SHIFT_AT and len(sparks[0]["v"]) == 40  # 31 builds up to the culprit, 9 after
+    # The withdrawn group draws nothing.
+    assert 'id="graphs-h"' not in client.get(f"/alerts/{world.groups['older'].pk}/").content.decode()

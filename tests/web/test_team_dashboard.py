@@ -36,7 +36,7 @@ def test_it_orders_open_groups_newest_first(client, world):
 
 def metric_rows(html: str) -> list[tuple[str, str, str]]:
     """(metric, health, sensitivity) of the team's metrics table."""
-    table = html[html.index('id="metrics-table"'):]
+    table = html[html.index('id="families"'):]
     return re.findall(r'<a href="/series/\d+/">([^<]+)</a>.*?badge health-(\w+).*?<td class="num">([^<]*)</td>', table, re.S)
 
 

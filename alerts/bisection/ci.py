@@ -1,0 +1,111 @@
+"""The `runs.requested` call to an app's CI: body, signature, the one outbound HTTP function.
+
+Body exactly as CONTRACT section 7; header ``X-Perf-Signature: sha256=<HMAC-SHA256 of the body with the
+app's CI secret>`` (the webhook scheme of section 5). Each attempt is appended to the request's
+``attempt_log``; the secret is never logged or stored anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from alerts.models import RunRequest
+from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError, timeout_seconds
+from alerts.notify.transports.webhook import SIGNATURE_HEADER, sign
+
+EVENT = "runs.requested"
+USER_AGENT = "perfplatform-bisect/1"
+MAX_ATTEMPTS = 6
+RETRY_DELAYS = (10, 60, 300, 900, 1800)
+
+
+def ci_of(app) -> object | None:
+    """The app's AppIntegration when it has a CI endpoint (a missing row reads as None: the related
+    object's DoesNotExist is an AttributeError)."""
+    integration = getattr(app, "integration", None) if app is not None else None
+    return integration if integration is not None and getattr(integration, "ci_url", "") else None
+
+
+def request_body(rr: RunRequest) -> dict:
+    s = rr.alert.series
+    return {
+        "event": EVENT, "request": rr.public_id, "reason": rr.reason, "alert": rr.alert_id,
+        "app": s.app.name, "platform": s.platform, "branch": s.branch, "device": s.device,
+        "commit": rr.commit, "build": rr.build_ext_id, "runs": rr.runs, "metrics": list(rr.metrics),
+    }
+
+
+def encode(body: dict) -> bytes:
+    return json.dumps(body, separators=(",", ":"), sort_keys=False).encode("utf-8")
+
+
+def http_post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> int:
+    """All of bisection's outbound HTTP: the SSRF-guarded urllib POST of the notification transports
+    (destinations.check_destination), no redirects; returns the 2xx status or raises a DeliveryError."""
+    from alerts.notify.transports.base import post
+
+    return post(url, body, {"User-Agent": USER_AGENT, **headers}, timeout=timeout)
+
+
+def retry_delay(attempts: int) -> int:
+    return RETRY_DELAYS[min(max(attempts - 1, 0), len(RETRY_DELAYS) - 1)]
+
+
+def send(request_id: int) -> tuple[str, int | None]:
+    """POST one request once. Returns ("sent"|"retry"|"failed"|"done", seconds to wait before a retry).
+
+    The row is locked while it is sent and re-checked under the lock, so a redelivered task sends
+    nothing twice (a worker killed between the POST and the commit can cause one duplicate; CI dedupes on
+    the request id).
+    """
+    with transaction.atomic():
+        rr = (RunRequest.objects.select_for_update(of=("self",))
+              .select_related("alert__series__app", "app").filter(pk=request_id).first())
+        if rr is None or rr.state != RunRequest.State.REQUESTED or rr.sent is not None:
+            return "done", None
+        integration = ci_of(rr.app)
+        url = integration.ci_url if integration is not None else ""
+        body = encode(request_body(rr))
+        started = time.monotonic()
+        error: DeliveryError | None = None
+        status: int | None = None
+        if not url:
+            error = PermanentError("the app has no CI endpoint any more")
+        else:
+            headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(integration.ci_secret, body),
+                       "X-Perf-Event": EVENT, "X-Perf-Request": rr.public_id}
+            try:
+                status = http_post(url, body, headers, timeout=timeout_seconds())
+            except DeliveryError as exc:
+                error = exc
+            except Exception as exc:  # an unforeseen library error: recorded, retried like a transient one
+                error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
+        now = timezone.now()
+        rr.attempts += 1
+        rr.attempt_log = [*rr.attempt_log, {
+            "at": now.isoformat(), "ok": error is None, "status": status if error is None else error.status_code,
+            "error": str(error)[:500] if error is not None else "", "ms": int((time.monotonic() - started) * 1000),
+        }]
+        if error is None:
+            rr.sent, rr.error = now, ""
+            rr.save(update_fields=["attempts", "attempt_log", "sent", "error"])
+            return "sent", None
+        rr.error = str(error)[:2000]
+        if isinstance(error, TransientError) and rr.attempts < MAX_ATTEMPTS:
+            rr.save(update_fields=["attempts", "attempt_log", "error"])
+            return "retry", retry_delay(rr.attempts)
+        rr.state, rr.outcome = RunRequest.State.FAILED, "not delivered"
+        rr.save(update_fields=["attempts", "attempt_log", "error", "state", "outcome"])
+        return "failed", None
+
+
+def unsent(min_age_seconds: int) -> list[int]:
+    """Requests still to be POSTed whose last hand-off is older than `min_age_seconds`."""
+    cutoff = timezone.now() - timedelta(seconds=min_age_seconds)
+    qs = RunRequest.objects.filter(state=RunRequest.State.REQUESTED, sent__isnull=True, created__lte=cutoff)
+    return list(qs.order_by("pk").values_list("pk", flat=True)[:500])

@@ -1,0 +1,185 @@
+"""The team dashboard for triage: filtered, paginated alert groups with a sparkline per series.
+
+The filters live in the URL (app, platform, device, status, since, page) so a view can be shared.
+The page's query count does not grow with the number of groups shown: groups (1), their live alerts
+(1 prefetch), the previous builds (1), every sparkline window (1, metrics.sparkline.around), plus
+a constant number of small reads (count, filter choices, channels, budgets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef, Prefetch
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+
+from alerts.api import can_triage
+from alerts.models import Alert, AlertGroup, BudgetAlert, Team
+from alerts.web import budget_view, families
+from alerts.web import health as health_mod
+from alerts.web.format import num, pct, short, spark_json
+from metrics import dashcache, sparkline
+from metrics.models import Build, Series
+
+PAGE_SIZE = 20
+SPARKS_PER_GROUP = 8  # more alerts than this are listed without a picture (the group page has them all)
+STATUSES = {
+    "open": (AlertGroup.Status.UNTRIAGED, AlertGroup.Status.INVESTIGATING),
+    "untriaged": (AlertGroup.Status.UNTRIAGED,),
+    "investigating": (AlertGroup.Status.INVESTIGATING,),
+    "resolved": (AlertGroup.Status.RESOLVED,),
+    "all": (AlertGroup.Status.UNTRIAGED, AlertGroup.Status.INVESTIGATING, AlertGroup.Status.RESOLVED),
+}
+SINCE = {"1d": 1, "7d": 7, "30d": 30, "90d": 90}
+BULK = [("acknowledged", "Acknowledge"), ("invalid", "Invalid"), ("wontfix", "Won't fix")]
+
+
+@dataclass(frozen=True)
+class Filters:
+    app: str = ""
+    platform: str = ""
+    device: str = ""
+    status: str = "open"
+    since: str = ""
+    page: int = 1
+
+    @classmethod
+    def parse(cls, q: QueryDict) -> Filters:
+        status = q.get("status", "open")
+        since = q.get("since", "")
+        try:
+            page = max(1, int(q.get("page", "1")))
+        except ValueError:
+            page = 1
+        return cls(app=q.get("app", "").strip()[:100], platform=q.get("platform", "").strip()[:100],
+                   device=q.get("device", "").strip()[:100], status=status if status in STATUSES else "open",
+                   since=since if since in SINCE else "", page=page)
+
+    def query(self, **change) -> str:
+        """The URL query of these filters with `change` applied (defaults left out)."""
+        values = {**self.__dict__, **change}
+        q = QueryDict(mutable=True)
+        for key, default in (("app", ""), ("platform", ""), ("device", ""), ("status", "open"), ("since", ""), ("page", 1)):
+            if values[key] != default:
+                q[key] = str(values[key])
+        return q.urlencode()
+
+
+def filtered_groups(team: Team, f: Filters):
+    qs = AlertGroup.objects.filter(team=team, status__in=STATUSES[f.status])
+    if f.app:
+        qs = qs.filter(build__app__name=f.app)
+    if f.platform:
+        qs = qs.filter(build__platform=f.platform)
+    if f.device:
+        qs = qs.filter(Exists(Alert.objects.filter(group=OuterRef("pk"), series__device=f.device)
+                              .exclude(detection=Alert.Detection.WITHDRAWN)))
+    if f.since:
+        qs = qs.filter(build__timestamp__gte=timezone.now() - timedelta(days=SINCE[f.since]))
+    return qs.order_by("-build__timestamp", "-pk")
+
+
+def _live_alerts():
+    return (Alert.objects.exclude(detection=Alert.Detection.WITHDRAWN)
+            .select_related("series__metric").order_by("-direction", "series__metric__name", "pk"))
+
+
+def interval(lo: float | None, hi: float | None, unit: str) -> str:
+    if lo is None or hi is None:
+        return ""
+    return f"{num(lo)} – {num(hi, unit)}"
+
+
+def group_rows(groups) -> list[dict]:
+    """What a triager needs of each group, with one sparkline window per alert read in one query."""
+    groups = list(groups)
+    prev = Build.objects.select_related("app").in_bulk({a.previous_build_id for g in groups for a in g.live if a.previous_build_id})
+    anchors = [(a.series_id, g.build.timestamp) for g in groups for a in g.live[:SPARKS_PER_GROUP]]
+    sparks = sparkline.around(anchors)
+    rows = []
+    for g in groups:
+        previous = [prev[a.previous_build_id] for a in g.live if a.previous_build_id in prev]
+        first = min(previous, key=lambda b: (b.timestamp, b.pk)) if previous else None
+        alerts = []
+        for i, a in enumerate(g.live):
+            unit = a.series.metric.unit
+            spark = sparks.get((a.series_id, g.build.timestamp)) if i < SPARKS_PER_GROUP else None
+            alerts.append({
+                "alert": a, "metric": a.series.metric.name, "device": a.series.device, "unit": unit,
+                "kind": a.series.metric.kind,
+                "before": num(a.before, unit), "after": num(a.after, unit), "pct": pct(a.rel_change),
+                "before_ci": interval(a.before_ci_low, a.before_ci_high, unit),
+                "after_ci": interval(a.after_ci_low, a.after_ci_high, unit),
+                "series_url": a.series.get_absolute_url(),
+                "spark": spark_json(spark.values, spark.mark) if spark else "",
+                "bisection": getattr(a, "confirmation", ""),
+                "size_link": a.series.metric.kind == "size",
+            })
+        commits = len(g.build.commits or [])
+        rows.append({
+            "group": g, "build": g.build, "previous": first, "commits": commits,
+            "commit_from": short(first.commit) if first else "", "commit_to": short(g.build.commit),
+            "alerts": alerts, "budgets": [budget_view.budget_alert_row(b) for b in g.budgets],
+            "regressions": sum(1 for a in g.live if a.direction == Alert.Direction.REGRESSION),
+        })
+    return rows
+
+
+def channel_rows(team: Team) -> list[dict]:
+    """Each notification channel with its last delivery, so a failing endpoint shows on the page."""
+    rows = []
+    for channel in team.channels.active().order_by("kind", "key"):
+        last = channel.deliveries.order_by("-last_attempt", "-pk").first()
+        rows.append({"channel": channel, "last": last})
+    return rows
+
+
+def filter_choices(team: Team) -> dict:
+    """Apps, platforms and devices the team owns series in (cached with the dashboards)."""
+    def compute() -> dict:
+        ids = [h.series for h in health_mod.team_health(team.pk)]
+        rows = Series.objects.filter(pk__in=ids).values_list("app__name", "platform", "device").distinct()
+        apps, platforms, devices = set(), set(), set()
+        for a, p, d in rows:
+            apps.add(a)
+            platforms.add(p)
+            if d:
+                devices.add(d)
+        return {"apps": sorted(apps), "platforms": sorted(platforms), "devices": sorted(devices)}
+
+    return dashcache.cached(f"team-choices:{team.pk}", compute, ttl=health_mod.TTL, stale_ttl=health_mod.STALE_TTL)
+
+
+def extra_sections(team: Team) -> list[str]:
+    """HTML of the sections between the alert groups and the metric list: size budgets (cached)."""
+    return [mark_safe(html) for html in (budget_view.team_section(team),) if html]
+
+
+@login_required
+def team_page(request: HttpRequest, team: str) -> HttpResponse:
+    t = get_object_or_404(Team, name=team)
+    f = Filters.parse(request.GET)
+    qs = filtered_groups(t, f).select_related("build__app").prefetch_related(
+        Prefetch("alerts", queryset=_live_alerts(), to_attr="live"),
+        Prefetch("budget_alerts", queryset=BudgetAlert.objects.order_by("pk"), to_attr="budgets"))
+    pages = Paginator(qs, PAGE_SIZE)
+    page = pages.get_page(f.page)
+    rows = group_rows(page.object_list)
+    block = dashcache.cached(f"team-families:{t.pk}", lambda: families.families_block(t),
+                             ttl=health_mod.TTL, stale_ttl=health_mod.STALE_TTL)
+    return render(request, "alerts/team.html", {
+        "team": t, "rows": rows, "f": f, "page": page, "total": pages.count,
+        "prev_query": f.query(page=page.previous_page_number()) if page.has_previous() else None,
+        "next_query": f.query(page=page.next_page_number()) if page.has_next() else None,
+        "choices": filter_choices(t), "statuses": list(STATUSES), "since_choices": list(SINCE),
+        "health_counts": block["counts"], "metrics_html": mark_safe(block["html"]),
+        "can_triage": can_triage(request.user.pk, request.user.is_staff, t.pk),
+        "bulk": BULK, "teams": Team.objects.order_by("name"), "channels": channel_rows(t),
+        "sections": extra_sections(t),
+    })
