@@ -196,6 +196,50 @@ def _summarise(p: Point, log: bool) -> _Summary | None:
 
 
 def _summaries(points: Sequence[Point], log: bool) -> list[_Summary]:
+    """:func:`_summarise` of many builds; builds with the same number of runs (5+) in one numpy pass."""
+    n = len(points[0].samples) if points and points[0].samples is not None else 0
+    if n >= 5 and all(p.samples is not None and len(p.samples) == n for p in points):
+        return _summaries_2d(points, n, log)
+    return _summaries_each(points, log)
+
+
+def _summaries_2d(points: Sequence[Point], n: int, log: bool) -> list[_Summary]:
+    """Vectorised :func:`_summarise`: after sorting, each build's kept runs are one contiguous slice, so the
+    trimmed means and variances come from cumulative sums over per-row slice bounds."""
+    x = np.sort(np.asarray([np.asarray(p.samples, dtype=float) for p in points]), axis=1)
+    med = np.median(x, axis=1)
+    dev = np.abs(x - med[:, None])
+    mad = MAD_TO_SIGMA * np.median(dev, axis=1)
+    inside = (dev <= OUTLIER_MADS * mad[:, None]) | (mad[:, None] <= 0)
+    lo = np.argmax(inside, axis=1)
+    hi = n - np.argmax(inside[:, ::-1], axis=1)
+    m = hi - lo
+    g = -(-m // 5)
+    a, b = lo + g, hi - g
+    k = b - a
+    zero = np.zeros((x.shape[0], 1))
+    c1 = np.concatenate([zero, np.cumsum(x, axis=1)], axis=1)
+    c2 = np.concatenate([zero, np.cumsum(x * x, axis=1)], axis=1)
+    rows = np.arange(x.shape[0])
+    kk = np.maximum(k, 1)
+    mean = (c1[rows, b] - c1[rows, a]) / kk
+    var = np.maximum(0.0, (c2[rows, b] - c2[rows, a]) - kk * mean * mean) / np.maximum(kk - 1, 1)
+    factor = np.array([trimmed_mean_variance_factor(int(mi)) if mi >= 5 else math.nan for mi in range(n + 1)])
+    w = var * factor[m]
+    out: list[_Summary] = []
+    for i, p in enumerate(points):
+        if m[i] < 5 or (log and mean[i] <= 0):
+            sm = _summarise(p, log)
+            if sm is not None:
+                out.append(sm)
+        elif log:
+            out.append(_Summary(math.log(mean[i]), float(w[i] / (mean[i] * mean[i])), n))
+        else:
+            out.append(_Summary(float(mean[i]), float(w[i]), n))
+    return out
+
+
+def _summaries_each(points: Sequence[Point], log: bool) -> list[_Summary]:
     out = []
     for p in points:
         s = _summarise(p, log)
