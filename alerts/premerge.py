@@ -139,7 +139,8 @@ def inputs_for(build: Build, base: Build) -> list[stats.MetricInput]:
             metric=metric.name, kind=metric.kind, device=m.series.device, unit=metric.unit,
             lower_is_better=metric.lower_is_better,
             head=_point(metric.kind, m.value, unpack_samples(m.samples), m.count, m.total),
-            history=[_point(metric.kind, p.value, p.samples, p.count, p.total) for p in pts],
+            # History points are read by attribute (value, samples, count, total): no Point copies.
+            history=pts,
             min_change=ov.get("min_change"), abs_floor=ov.get("abs_floor"), abs_threshold=ov.get("abs_threshold"),
         ))
     return out

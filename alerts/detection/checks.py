@@ -69,7 +69,7 @@ SIZE_ABS_FLOOR = 100_000.0
 #: Builds up to the merge-base whose level forms the baseline (fewer after a shift on the base branch).
 BASELINE_BUILDS = 8
 #: Builds of base history the between-build variance is estimated from (up to the base build).
-HISTORY_BUILDS = 48
+HISTORY_BUILDS = 40
 #: z of a level shift inside the baseline window that cuts the window there.
 SHIFT_CUT_Z = 3.5
 #: z by which the base build alone departs from the builds before it to be tested as a second baseline.
@@ -96,7 +96,8 @@ class MetricInput:
     """One metric of a check: the head build's measurement and the base history (oldest first).
 
     ``history`` holds the base branch's builds up to and including the base build (the last element is
-    the base build when it measured this metric), never newer ones.
+    the base build when it measured this metric), never newer ones: ``Point`` objects, or anything with
+    the same ``value``/``samples``/``count``/``total`` attributes (the stored history rows).
     """
 
     metric: str
