@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 from scipy import special
@@ -56,9 +57,9 @@ from .statistics import (
     estimate_rate_noise,
     fast_median,
     median_var_factor,
+    noise_contrast,
     rate_shift_test,
     robust_location,
-    shift_test,
     trimmed_mean_variance_factor,
     trimmed_scale,
 )
@@ -289,6 +290,25 @@ def holm_adjust(p: Sequence[float]) -> list[float]:
     return out
 
 
+def _level(x: list[float]) -> tuple[float, float]:
+    """:func:`statistics.robust_location` of a short list (the same values, without numpy)."""
+    n = len(x)
+    xs = sorted(x)
+    if n <= 4:
+        h = n // 2
+        med = xs[h] if n % 2 else 0.5 * (xs[h - 1] + xs[h])
+        return med, median_var_factor(n)
+    g = math.ceil(0.2 * n)
+    kept = xs[g:n - g]
+    return sum(kept) / len(kept), _trim_factor(n)
+
+
+@lru_cache(maxsize=64)
+def _trim_factor(n: int) -> float:
+    """The trimmed mean's variance factor, as :func:`statistics.robust_location` gives it."""
+    return robust_location(np.zeros(n))[1]
+
+
 def baseline_start(y: np.ndarray, noise: Noise, builds: int = BASELINE_BUILDS) -> tuple[int, float, float]:
     """Where the base level's window starts: ``(start index, z of the strongest shift, z of the base build)``.
 
@@ -301,13 +321,19 @@ def baseline_start(y: np.ndarray, noise: Noise, builds: int = BASELINE_BUILDS) -
     if n < 4 or noise.sigma <= 0:
         return start, 0.0, 0.0
     best_m, best_z, z_one = 0, 0.0, 0.0
+    vals = y.tolist()  # the segments are short: plain Python sorts beat numpy's per-call overhead
+    s2 = noise.sigma * noise.sigma
     for m in range(1, min(builds, n - 3) + 1):
-        before = y[max(0, n - m - 16):n - m]
-        t = shift_test(before, y[n - m:], noise)
+        before = vals[max(0, n - m - 16):n - m]
+        mb, fb = _level(before)
+        ma, fa = _level(vals[n - m:])
+        na, nb = m, len(before)
+        se2 = s2 * (fa / na + fb / nb) * noise_contrast(noise, na, nb) / (1.0 / na + 1.0 / nb)
+        z = (ma - mb) / math.sqrt(se2) if se2 > 0 else 0.0
         if m == 1:
-            z_one = t.z
-        if abs(t.z) > abs(best_z):
-            best_m, best_z = m, t.z
+            z_one = z
+        if abs(z) > abs(best_z):
+            best_m, best_z = m, z
     if abs(best_z) >= SHIFT_CUT_Z:
         start = n - best_m
     return start, best_z, z_one
