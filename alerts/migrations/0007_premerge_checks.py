@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('alerts', '0005_budget_alert'),
+        ('alerts', '0006_delivery_claim'),
         ('metrics', '0004_build_roles_and_series_scope'),
     ]
 
