@@ -10,7 +10,7 @@ overall, and for each detector (``online``: the upload worker's code path, withd
 
 * recall of the confirmed changes (truth ``change_points``: sheriff TP + FN), margin 5 pushes, same
   direction, each truth matched at most once (the eval kit's ``score.match``);
-* alerts raised, beside the sum of ``perfherder_alerts`` of the series that give it (``ratio`` compares only
+* alerts raised (online: withdrawn ones included; ``kept``: not withdrawn), beside the sum of ``perfherder_alerts`` of the series that give it (``ratio`` compares only
   those series);
 * known false alerts (``false_alerts``, sheriff-invalid) with a detection of the same direction within the
   margin;
@@ -99,7 +99,7 @@ def tcpd_f1(truth_idx: list[int], det_idx: list[int], margin: int) -> float:
 
 def evaluate(corpus, margin: int, score) -> dict:
     acc: dict = defaultdict(lambda: defaultdict(lambda: {
-        "series": 0, "builds": 0, "confirmed": 0, "matched": 0, "alerts": 0, "alerts_on_ph_series": 0,
+        "series": 0, "builds": 0, "confirmed": 0, "matched": 0, "alerts": 0, "kept": 0, "alerts_on_ph_series": 0,
         "perfherder_alerts": 0, "false_alerts": 0, "false_hit": 0, "delays": [], "f1": [], "f1_zero": [],
         "cpu_s": 0.0}))
     details = []
@@ -120,6 +120,7 @@ def evaluate(corpus, margin: int, score) -> dict:
                 a["confirmed"] += len(truth["change_points"])
                 a["matched"] += len(m)
                 a["alerts"] += len(det)
+                a["kept"] += sum(1 for d in det if not d.get("withdrawn"))
                 if ph is not None:
                     a["alerts_on_ph_series"] += len(det)
                     a["perfherder_alerts"] += ph
@@ -144,7 +145,7 @@ def evaluate(corpus, margin: int, score) -> dict:
             report[key][name] = {
                 "series": a["series"], "builds": a["builds"], "confirmed": a["confirmed"], "matched": a["matched"],
                 "recall": round(a["matched"] / a["confirmed"], 4) if a["confirmed"] else None,
-                "alerts": a["alerts"], "perfherder_alerts": a["perfherder_alerts"],
+                "alerts": a["alerts"], "kept": a["kept"], "perfherder_alerts": a["perfherder_alerts"],
                 "ratio": round(a["alerts_on_ph_series"] / a["perfherder_alerts"], 3) if a["perfherder_alerts"]
                 else None,
                 "false_alerts": a["false_alerts"], "false_hit": a["false_hit"],
@@ -156,7 +157,7 @@ def evaluate(corpus, margin: int, score) -> dict:
     return {"margin": margin, "report": report, "details": details}
 
 
-COLS = ("series", "confirmed", "matched", "recall", "alerts", "perfherder_alerts", "ratio", "false_hit",
+COLS = ("series", "confirmed", "matched", "recall", "alerts", "kept", "perfherder_alerts", "ratio", "false_hit",
         "false_alerts", "median_delay", "p90_delay", "f1", "f1_zero", "cpu_s")
 
 

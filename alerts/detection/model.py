@@ -21,7 +21,8 @@ LOG_KINDS = frozenset({"time", "memory", "size"})
 SAMPLED_KINDS = frozenset({"time", "memory"})
 
 #: Default minimum relative change per kind (a policy floor on top of the statistical test).
-DEFAULT_MIN_CHANGE = {"time": 0.01, "memory": 0.01, "size": 0.005, "rate": 0.10}
+DEFAULT_MIN_CHANGE = {"time": 0.01, "memory": 0.01, "size": 0.005, "rate": 0.10, "count": 0.01, "score": 0.01,
+                      "other": 0.01}
 #: Default absolute floor per (kind, unit): a change at least this large (metric unit) is reported even below
 #: the relative min_change (a 100 kB step of a 150 MB installer is 0.07%, which owners still want to see).
 DEFAULT_ABS_FLOOR = {("size", "bytes"): 100_000.0}

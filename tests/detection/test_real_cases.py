@@ -66,3 +66,25 @@ def test_it_rejects_a_negative_abs_floor():
 
     with pytest.raises(ValueError, match="abs_floor"):
         DEFAULT.with_overrides(abs_floor=-1.0)
+
+
+# mozilla-beta/4921089 (compiler warnings, a deterministic counter), pushes 20-99 and 200-279.
+WARNINGS_STEP = [295.0] * 13 + [301.0] * 30 + [309.0, 301.0] + [308.0] * 35
+WARNINGS_SMALL = [307.0] * 40 + [309.0] * 40
+
+
+def test_it_ignores_sub_percent_moves_of_counters_and_scores_by_default():
+    # +2 warnings (0.65%): real, but below what anyone acts on (Perfherder's own threshold is 2%); sheriffs
+    # never labelled one. Kinds without a default used to have min_change 0.
+    pts = [Point(v) for v in WARNINGS_SMALL]
+    assert detect_online(pts, kind="other") == []
+    assert detect_online(pts, kind="score") == []
+    assert [c.index for c in detect_online(pts, kind="other", config=DEFAULT.with_overrides(min_change=0.005))] \
+        == [40]
+
+
+def test_it_reports_a_counter_step_once_after_a_one_build_blip():
+    cps = detect_online([Point(v) for v in WARNINGS_STEP], kind="other")
+    live = [c for c in cps if not c.withdrawn]
+    late = [c for c in live if c.index >= 40]
+    assert len(late) == 1 and late[0].direction == "regression" and 43 <= late[0].index <= 45
