@@ -254,16 +254,7 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     noise = noise or series_noise(s)
     sign = 1 if cp.after > cp.before else -1
     if s.mode == "step":
-        c = cp.index
-        if c - 1 < s.index0:
-            return "keep", None
-        test = _test_at(s, seg_lo, c, noise, hi_excl)
-        zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
-        held = test.delta * sign > 0 and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
-        if not held:
-            return "withdraw", None
-        cand = Candidate(c, c, c, test, zc, 1, noise)
-        return ("confirm" if k - c + 1 >= STEP_CONFIRM else "keep"), cand
+        return _review_step(s, seg_lo, cp, kind, config, k, hi_excl, noise, sign)
     r = config.refine_radius
     lo = max(cp.index - r, seg_lo + 2)
     hi = min(cp.index + r, k - config.min_after + 1)
@@ -284,6 +275,41 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     if m >= config.max_after:
         return "withdraw", None
     return "keep", cand
+
+
+def _review_step(s: Series, seg_lo: int, cp: ChangePoint, kind: str, config: DetectorConfig, k: int,
+                 hi_excl: int | None, noise: Noise, sign: int) -> tuple[str, Candidate | None]:
+    """Review of an open size step (deterministic window).
+
+    A change backed out a few builds later (a build back at the pre-change level) is withdrawn: it was an
+    excursion. A new significant step on the newest build while the alert is open confirms the open one on
+    the builds before it (it held until the next change), so that the new step can be raised on the same
+    build; before this, a real step right after an excursion was absorbed into the excursion's alert.
+    """
+    c = cp.index
+    a = c - s.index0
+    if a - 1 < 0:
+        return "keep", None
+    zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
+    y = s.y
+    end = k - s.index0
+    if end > a:
+        # back at the pre-change level: within the creep, or a quarter of the step (a backout restores the
+        # old artefact up to the commits that landed meanwhile)
+        tol = max(STEP_TOLERANCE * noise.sigma, 0.25 * abs(float(y[a] - y[a - 1])))
+        if bool(np.any(np.abs(y[a + 1:end + 1] - y[a - 1]) <= tol)):
+            return "withdraw", None
+    hi = hi_excl
+    if hi_excl is None and end > a:
+        newest = step_test(float(y[end - 1]), float(y[end]), noise)
+        if abs(newest.z) >= zc and passes_gates(newest, s, kind, config, noise):
+            hi = k  # levels of the open alert from the builds before the new step
+    test = _test_at(s, seg_lo, c, noise, hi)
+    held = test.delta * sign > 0 and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
+    if not held:
+        return "withdraw", None
+    cand = Candidate(c, c, c, test, zc, 1, noise)
+    return ("confirm" if k - c + 1 >= STEP_CONFIRM or hi != hi_excl else "keep"), cand
 
 
 def to_change_point(cand: Candidate, s: Series, lower_is_better: bool, detected_at: int) -> ChangePoint:

@@ -88,3 +88,35 @@ def test_it_reports_a_counter_step_once_after_a_one_build_blip():
     live = [c for c in cps if not c.withdrawn]
     late = [c for c in live if c.index >= 40]
     assert len(late) == 1 and late[0].direction == "regression" and 43 <= late[0].index <= 45
+
+
+# mozilla-beta/5016415 pushes 128-134: the real +1.7% installer-size step that follows INSTALLER.
+INSTALLER_STEP = [130845983, 130929023, 130851754, 130946058, 130883659, 130887335, 130911870]
+
+
+def _excursion_then_step(excursion: int, gap: int, scale: float = 1.012) -> tuple[list[Point], int]:
+    # a change landed for `excursion` pushes and backed out (the real post-step values scaled by `scale`: a
+    # different change; then real pre-step values), `gap` pushes before the real step
+    vals = INSTALLER + [v * scale for v in INSTALLER_STEP[:excursion]] + INSTALLER[:gap] + INSTALLER_STEP * 3
+    return [Point(float(round(v))) for v in vals], len(INSTALLER) + excursion + gap
+
+
+def test_it_finds_a_real_size_step_right_after_a_backed_out_change():
+    for excursion in (1, 2, 3, 5):
+        for gap in (1, 2):
+            pts, step = _excursion_then_step(excursion, gap)
+            for cps in (detect_online(pts, kind="size"), detect_hindsight(pts, kind="size")):
+                live = [c for c in cps if not c.withdrawn]
+                assert any(c.index == step and c.direction == "regression" and c.detected_at <= step + 1
+                           for c in live), (excursion, gap, cps)
+                # the excursion is a withdrawn alert, or a change and its revert; never one merged alert
+                starts = [c for c in live if c.index == len(INSTALLER)]
+                reverts = [c for c in live if c.index == len(INSTALLER) + excursion and c.direction == "improvement"]
+                assert len(starts) == len(reverts), (excursion, gap, cps)
+
+
+def test_it_reports_a_relanded_change_as_one_change_at_its_level():
+    # backed out for one push and relanded at the same level: one change that holds, no improvement alert
+    pts, step = _excursion_then_step(3, 1, scale=1.0)
+    live = [c for c in detect_online(pts, kind="size") if not c.withdrawn]
+    assert [(c.index, c.direction) for c in live] == [(len(INSTALLER), "regression")]
