@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from alerts import budget_alerts, lifecycle
 from alerts.detection import DEFAULT, DetectorConfig, OnlineDetector, Point
+from alerts.detection.model import default_abs_floor
 from alerts.detection.online import NOISE_EVERY
 from alerts.models import Alert, MetricOverride
 from alerts.ownership import Owners, metric_overrides
@@ -105,7 +106,8 @@ def _analyse(build_pk: int) -> str:
     for s in series:
         pts = history.get(s.pk, [])
         metric = s.metric
-        cfg = config.with_overrides(**metric_overrides(build.app.name, s.platform, metric.name, overrides))
+        cfg = config.with_overrides(abs_floor=default_abs_floor(metric.kind, metric.unit)).with_overrides(
+            **metric_overrides(build.app.name, s.platform, metric.name, overrides))
         ctx = lifecycle.SeriesContext(s, pts, owners.team_id(build.app.name, s.platform, metric.name),
                                       offset=offsets[s.pk])
         pos = next((i for i, p in enumerate(pts) if p.build_id in todo), None)

@@ -12,7 +12,8 @@ import json
 import math
 from typing import TextIO
 
-from alerts.detection import Point, detect_hindsight, detect_online
+from alerts.detection import DEFAULT, Point, detect_hindsight, detect_online
+from alerts.detection.model import default_abs_floor
 
 
 def series_points(rec: dict) -> list[Point]:
@@ -28,7 +29,8 @@ def detect_series(rec: dict, *, online: bool) -> dict:
     lower = rec.get("direction", "lower_is_better") != "higher_is_better"
     pts = series_points(rec)
     fn = detect_online if online else detect_hindsight
-    cps = fn(pts, kind=kind, lower_is_better=lower)
+    config = DEFAULT.with_overrides(abs_floor=default_abs_floor(kind, rec.get("unit")))
+    cps = fn(pts, kind=kind, lower_is_better=lower, config=config)
     out = []
     for cp in cps:
         out.append({

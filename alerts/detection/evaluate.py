@@ -41,6 +41,8 @@ STEP_TOLERANCE = 3.0
 CONFIRM_HOLD = 3
 #: Builds a size alert must hold before it is confirmed.
 STEP_CONFIRM = 3
+#: Builds of history (the step included) before a size step can alert at all.
+MIN_STEP_HISTORY = 4
 
 
 @dataclass(slots=True)
@@ -78,11 +80,29 @@ def build_series(values: Sequence[float], counts: Sequence[float] | None, totals
         if not np.isnan(c).any():
             y = np.log((c + 0.5) / np.maximum(t, 1.0))
             return Series(y, c, t, index0, "rate", True)
-    mode = "step" if kind == "size" else "level"
     if kind in LOG_KINDS and v.size and float(v.min()) > 0:
+        y = np.log(v)
+        mode = "step" if kind == "size" and is_deterministic(y) else "level"
         w = np.asarray(within, dtype=float) if within is not None and kind in SAMPLED_KINDS else None
-        return Series(np.log(v), None, None, index0, mode, True, w)
-    return Series(v, None, None, index0, mode, False)
+        return Series(y, None, None, index0, mode, True, w)
+    return Series(v, None, None, index0, "step" if kind == "size" else "level", False)
+
+
+#: Median relative build-to-build change below which a size window is deterministic (step mode): 0.1%,
+#: a fifth of the size kind's default min_change.
+DETERMINISTIC_JITTER = 0.001
+
+
+def is_deterministic(log_values: np.ndarray) -> bool:
+    """Whether a window behaves like one build artefact's size: the typical commit moves it by (almost) nothing.
+
+    Real installer sizes are sometimes averages over several uploads or builders and jitter by +-1% with
+    one-push dips of -9% (Mozilla's installer-size series): the one-build step test alerted on nearly every
+    dip, so such windows use the robust level test like timings. Short windows (under 8 builds) keep the step test.
+    """
+    if log_values.size < 8:
+        return True
+    return fast_median(np.abs(np.diff(log_values))) < DETERMINISTIC_JITTER
 
 
 def point_fields(p: Point, kind: str = "other") -> tuple[float, float, float, float]:
@@ -171,22 +191,23 @@ def _candidate(lo: int, best: int, scores: np.ndarray, test: ShiftTest, zc: floa
 
 
 def passes_gates(test: ShiftTest, s: Series, kind: str, config: DetectorConfig, noise: Noise) -> bool:
-    """Policy gates on top of significance: min_change (relative) and abs_threshold (metric unit)."""
+    """Policy gates on top of significance: min_change (relative, waived for an absolute change of at least
+    abs_floor) and abs_threshold (metric unit)."""
     mc = config.min_change_for(kind)
     d = abs(test.delta)
+    if d == 0:
+        return False
     if s.mode == "step":
         need = math.log1p(mc) - STEP_TOLERANCE * noise.sigma if s.log else mc * abs(test.before)
     elif s.log or s.mode == "rate":
         need = math.log1p(mc)
     else:
         need = mc * abs(test.before)
-    if d < need or d == 0:
+    floor, minimum = config.abs_floor, config.abs_threshold
+    absd = abs(s.to_unit(test.after) - s.to_unit(test.before)) if floor is not None or minimum is not None else 0.0
+    if d < need and (floor is None or absd < floor):
         return False
-    if config.abs_threshold is not None:
-        absd = abs(s.to_unit(test.after) - s.to_unit(test.before))
-        if absd < config.abs_threshold:
-            return False
-    return True
+    return minimum is None or absd >= minimum
 
 
 def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
@@ -196,7 +217,8 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     seg_lo = max(seg_start, s.index0)
     n = k - seg_lo + 1
     if s.mode == "step":
-        if n < 2:
+        # the step noise needs a few build-to-build steps: with fewer, any step would be infinitely significant
+        if n < 2 or s.y.size < MIN_STEP_HISTORY:
             return None
         noise = noise or series_noise(s)
         test = _test_at(s, seg_lo, k, noise)
@@ -232,16 +254,7 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     noise = noise or series_noise(s)
     sign = 1 if cp.after > cp.before else -1
     if s.mode == "step":
-        c = cp.index
-        if c - 1 < s.index0:
-            return "keep", None
-        test = _test_at(s, seg_lo, c, noise, hi_excl)
-        zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
-        held = test.delta * sign > 0 and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
-        if not held:
-            return "withdraw", None
-        cand = Candidate(c, c, c, test, zc, 1, noise)
-        return ("confirm" if k - c + 1 >= STEP_CONFIRM else "keep"), cand
+        return _review_step(s, seg_lo, cp, kind, config, k, hi_excl, noise, sign)
     r = config.refine_radius
     lo = max(cp.index - r, seg_lo + 2)
     hi = min(cp.index + r, k - config.min_after + 1)
@@ -262,6 +275,41 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     if m >= config.max_after:
         return "withdraw", None
     return "keep", cand
+
+
+def _review_step(s: Series, seg_lo: int, cp: ChangePoint, kind: str, config: DetectorConfig, k: int,
+                 hi_excl: int | None, noise: Noise, sign: int) -> tuple[str, Candidate | None]:
+    """Review of an open size step (deterministic window).
+
+    A change backed out a few builds later (a build back at the pre-change level) is withdrawn: it was an
+    excursion. A new significant step on the newest build while the alert is open confirms the open one on
+    the builds before it (it held until the next change), so that the new step can be raised on the same
+    build; before this, a real step right after an excursion was absorbed into the excursion's alert.
+    """
+    c = cp.index
+    a = c - s.index0
+    if a - 1 < 0:
+        return "keep", None
+    zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
+    y = s.y
+    end = k - s.index0
+    if end > a:
+        # back at the pre-change level: within the creep, or a quarter of the step (a backout restores the
+        # old artefact up to the commits that landed meanwhile)
+        tol = max(STEP_TOLERANCE * noise.sigma, 0.25 * abs(float(y[a] - y[a - 1])))
+        if bool(np.any(np.abs(y[a + 1:end + 1] - y[a - 1]) <= tol)):
+            return "withdraw", None
+    hi = hi_excl
+    if hi_excl is None and end > a:
+        newest = step_test(float(y[end - 1]), float(y[end]), noise)
+        if abs(newest.z) >= zc and passes_gates(newest, s, kind, config, noise):
+            hi = k  # levels of the open alert from the builds before the new step
+    test = _test_at(s, seg_lo, c, noise, hi)
+    held = test.delta * sign > 0 and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
+    if not held:
+        return "withdraw", None
+    cand = Candidate(c, c, c, test, zc, 1, noise)
+    return ("confirm" if k - c + 1 >= STEP_CONFIRM or hi != hi_excl else "keep"), cand
 
 
 def to_change_point(cand: Candidate, s: Series, lower_is_better: bool, detected_at: int) -> ChangePoint:

@@ -21,7 +21,11 @@ LOG_KINDS = frozenset({"time", "memory", "size"})
 SAMPLED_KINDS = frozenset({"time", "memory"})
 
 #: Default minimum relative change per kind (a policy floor on top of the statistical test).
-DEFAULT_MIN_CHANGE = {"time": 0.01, "memory": 0.01, "size": 0.005, "rate": 0.10}
+DEFAULT_MIN_CHANGE = {"time": 0.01, "memory": 0.01, "size": 0.005, "rate": 0.10, "count": 0.01, "score": 0.01,
+                      "other": 0.01}
+#: Default absolute floor per (kind, unit): a change at least this large (metric unit) is reported even below
+#: the relative min_change (a 100 kB step of a 150 MB installer is 0.07%, which owners still want to see).
+DEFAULT_ABS_FLOOR = {("size", "bytes"): 100_000.0}
 
 Direction = Literal["regression", "improvement"]
 EventType = Literal["raised", "refined", "confirmed", "withdrawn"]
@@ -78,7 +82,11 @@ class DetectorConfig:
     min_change
         Minimum relative change to alert on (``None``: the kind's default in ``DEFAULT_MIN_CHANGE``).
     abs_threshold
-        Minimum absolute change (in the metric's unit) to alert on; ``None``: no absolute floor.
+        Minimum absolute change (in the metric's unit) to alert on; ``None``: no absolute minimum.
+    abs_floor
+        An absolute change (metric unit) at or above this is reported even when below the relative
+        ``min_change`` (significance still applies); ``None``: none. Defaults per kind and unit:
+        :func:`default_abs_floor`.
     sensitivity
         Multiplier on the test's evidence: 2.0 halves the critical z value, 0.5 doubles it.
     window
@@ -98,6 +106,7 @@ class DetectorConfig:
     target_false_alarms_per_1000_builds: float = 0.1
     min_change: float | None = None
     abs_threshold: float | None = None
+    abs_floor: float | None = None
     sensitivity: float = 1.0
     window: int = 96
     max_after: int = 88
@@ -115,6 +124,8 @@ class DetectorConfig:
             raise ValueError("min_change is a relative change, e.g. 0.02 for 2%")
         if self.abs_threshold is not None and self.abs_threshold < 0:
             raise ValueError("abs_threshold must be >= 0")
+        if self.abs_floor is not None and not (self.abs_floor >= 0 and math.isfinite(self.abs_floor)):
+            raise ValueError("abs_floor must be a finite number >= 0")
         if self.min_after < 1 or self.min_before < 2 or self.confirm_after < self.min_after:
             raise ValueError("need min_after >= 1, min_before >= 2 and confirm_after >= min_after")
         if self.window < self.min_before + self.max_after or self.max_after < self.confirm_after:
@@ -134,6 +145,12 @@ class DetectorConfig:
 
 
 DEFAULT = DetectorConfig()
+
+
+def default_abs_floor(kind: str, unit: str | None) -> float | None:
+    """The absolute floor of a metric without an override: 100 kB for sizes in bytes, else none."""
+    u = (unit or "").strip().lower()
+    return DEFAULT_ABS_FLOOR.get((kind, "bytes" if u in ("b", "byte", "bytes") else u))
 
 
 @dataclass(slots=True)

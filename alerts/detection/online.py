@@ -160,7 +160,8 @@ class OnlineDetector:
             return False
         blk = self._block_for()
         if blk is None or blk.noise is None:
-            return blk is not None
+            # a segment too short for a level scan; a size step needs only the previous build
+            return blk is not None and self.kind != "size"
         noise = blk.noise
         ys = self._logs if blk.log else self._vals
         if blk.mode == "rate":
@@ -208,6 +209,9 @@ class OnlineDetector:
         noise = self._noise_for(s)
         if self.open is not None:
             return self._review(s, noise)
+        return self._scan(s, noise)
+
+    def _scan(self, s: Series, noise: Noise) -> list[Event]:
         cand = scan_new(s, self.segment_start, self.kind, self.config, noise)
         if cand is None:
             return []
@@ -237,7 +241,10 @@ class OnlineDetector:
         if verdict == "confirm":
             cp.confirmed = True
             self.open = None
-            return [Event("confirmed", dataclasses.replace(cp), self.index)]
+            events = [Event("confirmed", dataclasses.replace(cp), self.index)]
+            if s.mode == "step":  # a size step on the confirming build itself is scanned at once
+                events += self._scan(s, noise)
+            return events
         return [Event("refined", dataclasses.replace(cp), self.index)] if changed else []
 
     def run(self, points: Iterable[Point]) -> list[Event]:

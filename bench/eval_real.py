@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Accuracy of the detector on real labelled series, next to the Perfherder-style t-test, in one run.
+
+    .venv/bin/python bench/eval_real.py [--dirs DIR,...] [--margin 5] [--json] [--details]
+
+Reads every ``series.jsonl``/``truth.jsonl`` pair under ``../shared/eval/real/*/`` and ``bench/data/real/*/``
+(the source of a series is its directory's name: mozilla, treeherder, otava, mongodb). For each source and
+overall, and for each detector (``online``: the upload worker's code path, withdrawn alerts included;
+``hindsight``; ``ttest``: ``bench/baselines/perfherder_ttest.py``):
+
+* recall of the confirmed changes (truth ``change_points``: sheriff TP + FN), margin 5 pushes, same
+  direction, each truth matched at most once (the eval kit's ``score.match``);
+* alerts raised (online: withdrawn ones included; ``kept``: not withdrawn), beside the sum of ``perfherder_alerts`` of the series that give it (``ratio`` compares only
+  those series);
+* known false alerts (``false_alerts``, sheriff-invalid) with a detection of the same direction within the
+  margin;
+* median and p90 delay ``detected_at - index`` of the matched detections;
+* TCPDBench-style F1 (start of series counted as a change point in both sets, margin 5, no direction; mean over
+  series) and the same F1 of the zero detector that predicts no change;
+* CPU seconds (``time.process_time``) spent detecting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
+from bench.eval_detect import _load_module  # noqa: E402
+from perfplatform.detect_cmd import detect_series  # noqa: E402
+
+DETECTORS = ("online", "hindsight", "ttest")
+
+
+def shared_eval() -> Path:
+    """``../shared/eval`` of the checkout (a worktree under ``/work/wt/`` finds it one level further up)."""
+    for base in (ROOT.parent, ROOT.parent.parent):
+        if (base / "shared" / "eval").is_dir():
+            return base / "shared" / "eval"
+    return ROOT.parent / "shared" / "eval"
+
+
+def default_dirs() -> list[Path]:
+    roots = [shared_eval() / "real", ROOT / "bench" / "data" / "real"]
+    return sorted(d for r in roots if r.is_dir() for d in r.iterdir()
+                  if (d / "series.jsonl").is_file() and (d / "truth.jsonl").is_file())
+
+
+def load_corpus(dirs: list[Path]) -> list[tuple[str, dict, dict]]:
+    """(source, series record, truth record) of every series."""
+    out = []
+    for d in dirs:
+        truth = {}
+        for line in (d / "truth.jsonl").read_text().splitlines():
+            if line.strip():
+                t = json.loads(line)
+                truth[t["id"]] = t
+        for line in (d / "series.jsonl").read_text().splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                out.append((d.name, rec, truth[rec["id"]]))
+    return out
+
+
+def ttest_series(rec: dict) -> dict:
+    lower = rec.get("direction", "lower_is_better") != "higher_is_better"
+    values = [float(p["value"]) for p in rec["points"]]
+    return {"id": rec["id"], "change_points": detect_changes(values, lower_is_better=lower)}
+
+
+def run_detector(name: str, rec: dict) -> dict:
+    if name == "ttest":
+        return ttest_series(rec)
+    return detect_series(rec, online=name == "online")
+
+
+def tcpd_f1(truth_idx: list[int], det_idx: list[int], margin: int) -> float:
+    """F1 of TCPDBench (van den Burg & Williams 2020): index 0 belongs to both sets; one annotator."""
+    t = sorted({0, *truth_idx})
+    p = sorted({0, *det_idx})
+    used: set[int] = set()
+    tp = 0
+    for x in t:
+        best = min(((abs(x - y), y) for y in p if y not in used and abs(x - y) <= margin), default=None)
+        if best is not None:
+            used.add(best[1])
+            tp += 1
+    prec = tp / len(p)
+    rec = tp / len(t)
+    return 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+
+
+def evaluate(corpus, margin: int, score) -> dict:
+    acc: dict = defaultdict(lambda: defaultdict(lambda: {
+        "series": 0, "builds": 0, "confirmed": 0, "matched": 0, "alerts": 0, "kept": 0, "alerts_on_ph_series": 0,
+        "perfherder_alerts": 0, "false_alerts": 0, "false_hit": 0, "delays": [], "f1": [], "f1_zero": [],
+        "cpu_s": 0.0}))
+    details = []
+    for source, rec, truth in corpus:
+        ph = truth.get("perfherder_alerts")
+        for name in DETECTORS:
+            t0 = time.process_time()
+            det = run_detector(name, rec)["change_points"]
+            cpu = time.process_time() - t0
+            m = score.match(truth["change_points"], det, margin)
+            fa = score.match(truth.get("false_alerts", []), det, margin)
+            f1 = tcpd_f1([c["index"] for c in truth["change_points"]], [d["index"] for d in det], margin)
+            f1_zero = tcpd_f1([c["index"] for c in truth["change_points"]], [], margin)
+            for key in (source, "all"):
+                a = acc[key][name]
+                a["series"] += 1
+                a["builds"] += len(rec["points"])
+                a["confirmed"] += len(truth["change_points"])
+                a["matched"] += len(m)
+                a["alerts"] += len(det)
+                a["kept"] += sum(1 for d in det if not d.get("withdrawn"))
+                if ph is not None:
+                    a["alerts_on_ph_series"] += len(det)
+                    a["perfherder_alerts"] += ph
+                a["false_alerts"] += len(truth.get("false_alerts", []))
+                a["false_hit"] += len(fa)
+                a["delays"] += [d["detected_at"] - t["index"] for t, d in m]
+                a["f1"].append(f1)
+                a["f1_zero"].append(f1_zero)
+                a["cpu_s"] += cpu
+            matched_t = {id(t) for t, _ in m}
+            matched_d = {id(d) for _, d in m}
+            details.append({"source": source, "id": rec["id"], "detector": name,
+                            "missed": [t for t in truth["change_points"] if id(t) not in matched_t],
+                            "unmatched": [{k: d.get(k) for k in ("index", "direction", "rel_change",
+                                                                 "detected_at", "withdrawn")}
+                                          for d in det if id(d) not in matched_d],
+                            "delays": [d["detected_at"] - t["index"] for t, d in m]})
+    report = {}
+    for key, per in acc.items():
+        report[key] = {}
+        for name, a in per.items():
+            report[key][name] = {
+                "series": a["series"], "builds": a["builds"], "confirmed": a["confirmed"], "matched": a["matched"],
+                "recall": round(a["matched"] / a["confirmed"], 4) if a["confirmed"] else None,
+                "alerts": a["alerts"], "kept": a["kept"], "perfherder_alerts": a["perfherder_alerts"],
+                "ratio": round(a["alerts_on_ph_series"] / a["perfherder_alerts"], 3) if a["perfherder_alerts"]
+                else None,
+                "false_alerts": a["false_alerts"], "false_hit": a["false_hit"],
+                "median_delay": score.pct(a["delays"], 0.5), "p90_delay": score.pct(a["delays"], 0.9),
+                "f1": round(sum(a["f1"]) / len(a["f1"]), 4),
+                "f1_zero": round(sum(a["f1_zero"]) / len(a["f1_zero"]), 4),
+                "cpu_s": round(a["cpu_s"], 3),
+            }
+    return {"margin": margin, "report": report, "details": details}
+
+
+COLS = ("series", "confirmed", "matched", "recall", "alerts", "kept", "perfherder_alerts", "ratio", "false_hit",
+        "false_alerts", "median_delay", "p90_delay", "f1", "f1_zero", "cpu_s")
+
+
+def markdown(report: dict) -> str:
+    lines = ["| source | detector | " + " | ".join(COLS) + " |", "|---|---|" + "---|" * len(COLS)]
+    for key in sorted(report, key=lambda k: (k == "all", k)):
+        for name in DETECTORS:
+            r = report[key][name]
+            lines.append(f"| {key} | {name} | " + " | ".join("-" if r[c] is None else str(r[c]) for c in COLS)
+                         + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--eval-dir", default=str(shared_eval()))
+    ap.add_argument("--dirs", default=None, help="comma-separated corpus directories (default: both roots)")
+    ap.add_argument("--margin", type=int, default=5)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--details", action="store_true", help="print misses and unmatched alerts per series")
+    args = ap.parse_args()
+    score = _load_module(Path(args.eval_dir) / "score.py", "eval_score")
+    dirs = [Path(d) for d in args.dirs.split(",")] if args.dirs else default_dirs()
+    corpus = load_corpus(dirs)
+    res = evaluate(corpus, args.margin, score)
+    if args.json:
+        out = {k: v for k, v in res.items() if args.details or k != "details"}
+        json.dump(out, sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"{len(corpus)} series from {', '.join(str(d) for d in dirs)}; margin {args.margin}\n")
+    print(markdown(res["report"]))
+    if args.details:
+        for d in res["details"]:
+            if d["missed"] or d["unmatched"]:
+                print(f"{d['detector']:9s} {d['id']}: missed={[(t['index'], t['direction']) for t in d['missed']]}"
+                      f" unmatched={[(u['index'], u['direction'], u['detected_at']) for u in d['unmatched']]}"
+                      f" delays={d['delays']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
