@@ -12,4 +12,7 @@ class AlertsConfig(AppConfig):
 
         hooks.register_build_committed(branch_build_committed)
         hooks.register_build_committed(premerge.request_check, role="pr")
+        from alerts.budget_checks import budget_rows
+
+        premerge.register_extra_rows(budget_rows)
         hooks.register_build_committed(queue_requested_build, role="requested")
