@@ -116,6 +116,8 @@ CELERY_TASK_ROUTES = {
     "alerts.tasks.analyse_build": {"queue": "analysis"},
     "alerts.tasks.sweep_pending_analysis": {"queue": "maintenance"},
     "alerts.tasks.deliver_notification": {"queue": "notifications"},
+    "alerts.tasks.compute_check": {"queue": "checks"},
+    "alerts.tasks.post_check": {"queue": "notifications"},
     "alerts.tasks.send_run_request": {"queue": "notifications"},
     "alerts.tasks.apply_requested_build": {"queue": "analysis"},
 }
@@ -154,6 +156,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = PERF_MAX_UPLOAD_BYTES
 PERF_HISTORY_WINDOW = env_int("PERF_HISTORY_WINDOW", 200, minimum=20)
 # Expected false alarms per 1000 builds of one series; the detector calibrates its thresholds to it.
 PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS = env_float("PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS", 0.1, minimum=0.0)
+# Pre-merge checks: family-wise false-failure rate per check; how long a check waits for its base build.
+PERF_CHECK_FALSE_FAIL_RATE = env_float("PERF_CHECK_FALSE_FAIL_RATE", 0.05, minimum=0.0001)
+PERF_CHECK_BASE_WAIT_SECONDS = env_int("PERF_CHECK_BASE_WAIT_SECONDS", 1800, minimum=0)
 PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
 # A new alert group is notified once this many later builds were analysed (so alerts that need
 # confirmation join it first), or after PERF_NOTIFY_MAX_DELAY_SECONDS, whichever comes first.
