@@ -7,8 +7,10 @@ from collections import Counter, defaultdict
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
 
 from alerts.models import Alert, AlertGroup, Team
+from alerts.web import check_links
 from alerts.web import health as health_mod
 from alerts.web.format import num, pct
 from metrics import dashcache
@@ -78,5 +80,5 @@ def overview_page(request: HttpRequest) -> HttpResponse:
     return render(request, "alerts/overview.html", {
         **data, "q": q, "app": app, "platform": platform, "results": results[:300],
         "n_results": len(results), "searched": bool(q or app or platform),
-        "teams": Team.objects.order_by("name"),
+        "teams": Team.objects.order_by("name"), "checks_html": mark_safe(check_links.section()),
     })

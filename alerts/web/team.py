@@ -21,7 +21,7 @@ from django.utils.safestring import mark_safe
 
 from alerts.models import Alert, AlertGroup, BudgetAlert, Delivery, Team
 from alerts.triage import can_triage
-from alerts.web import budget_view, families
+from alerts.web import budget_view, check_links, families
 from alerts.web import health as health_mod
 from alerts.web.format import num, pct, short, spark_json
 from metrics import dashcache, sparkline
@@ -159,7 +159,7 @@ def filter_choices(team: Team) -> dict:
 
 def extra_sections(team: Team) -> list[str]:
     """HTML of the sections between the alert groups and the metric list: size budgets (cached)."""
-    return [mark_safe(html) for html in (budget_view.team_section(team),) if html]
+    return [mark_safe(html) for html in (budget_view.team_section(team), check_links.section(team)) if html]
 
 
 @login_required

@@ -157,3 +157,21 @@ def test_it_shows_the_bisection_state_and_culprit_commit(client, world):
     Alert.objects.filter(pk=world.alerts["startup"].pk).update(confirmation="requested", culprit_commit="")
     html = client.get("/teams/startup-perf/").content.decode()
     assert ">requested</span> <span class=\"muted\">5 commits in range</span>" in html
+
+
+def test_it_links_recent_pull_request_checks_of_the_teams_metrics(client, world):
+    from django.utils import timezone
+
+    from alerts.models import Check
+
+    pr = Build.objects.create(app=world.app, platform="android", branch="pr/9", ext_id="pr-9", commit="9" * 40,
+                              timestamp=world.builds[-1].timestamp, role="pr", base_commit=world.builds[-2].commit)
+    Check.objects.create(build=pr, app=world.app, platform="android", base_branch="main", base_commit=pr.base_commit,
+                         status="fail", requested=timezone.now(),
+                         metrics=[{"metric": "startup.cold.ttid", "verdict": "regression"},
+                                  {"metric": "size.apk.download", "verdict": "same"}])
+    login(client, world.member)
+    html = client.get("/teams/startup-perf/").content.decode()
+    assert 'href="/checks/com.example.shop/android/pr-9/"' in html and "1 metric of ours, 1 regression" in html
+    assert "/checks/com.example.shop/android/pr-9/" not in client.get("/teams/central-perf/").content.decode()
+    assert 'href="/checks/com.example.shop/android/pr-9/"' in client.get("/overview/").content.decode()
