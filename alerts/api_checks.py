@@ -1,4 +1,4 @@
-"""Pre-merge check API (CONTRACT section 6): GET /api/v1/checks/{app}/{platform}/{build}."""
+"""Pre-merge check API (docs/API.md section 6): GET /api/v1/checks/{app}/{platform}/{build}."""
 
 from __future__ import annotations
 

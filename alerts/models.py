@@ -265,7 +265,7 @@ class DeliveryAttempt(models.Model):
 
 
 class Check(models.Model):
-    """The pre-merge check of one pull-request build against its merge-base (CONTRACT section 6).
+    """The pre-merge check of one pull-request build against its merge-base (docs/API.md section 6).
 
     The row is its own outbox: a check left ``pending`` is computed again by the sweep (a lost task, a
     base build that arrived later, or its wait for one running out). ``metrics`` holds one verdict row per

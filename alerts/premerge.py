@@ -1,4 +1,4 @@
-"""Pre-merge checks of pull-request builds: find the merge-base, compare, store the verdicts (CONTRACT section 6).
+"""Pre-merge checks of pull-request builds: find the merge-base, compare, store the verdicts (docs/API.md section 6).
 
 Flow: a committed "pr" build gets a `Check` row (`pending`, the outbox) and a task; the task computes the
 check when the base build (the base branch's build whose commit is the PR's `base_commit`) is there, else
@@ -284,7 +284,7 @@ def render_markdown(check: Check, build: Build, base: Build | None) -> str:
 
 
 def check_payload(check: Check | None, build: Build) -> dict:
-    """The API body of CONTRACT section 6."""
+    """The API body of docs/API.md section 6."""
     base = check.base_build if check is not None else None
     status = check.status if check is not None else Check.Status.PENDING
     return {

@@ -1,6 +1,6 @@
 """`perfplatform check`: read a pull-request build's pre-merge check and turn it into an exit code.
 
-Standard library only. Exit codes (CONTRACT section 6): 0 pass, inconclusive or no_baseline (or fail with
+Standard library only. Exit codes (docs/API.md section 6): 0 pass, inconclusive or no_baseline (or fail with
 `--fail-on never`); 3 fail; 2 bad input or an unknown build; 1 the server could not be reached after retries,
 or the check is still pending after `--wait` seconds. The Markdown summary is printed, appended to
 `$GITHUB_STEP_SUMMARY` when set, and written to `--markdown FILE` when given.
