@@ -23,6 +23,7 @@ from django.utils import timezone
 from alerts import budget_alerts, lifecycle
 from alerts.detection import DEFAULT, DetectorConfig, OnlineDetector, Point
 from alerts.detection.model import default_abs_floor
+from alerts.detection.online import NOISE_EVERY
 from alerts.models import Alert, MetricOverride
 from alerts.ownership import Owners, metric_overrides
 from metrics.history import HistoryPoint, recent_points
@@ -89,11 +90,12 @@ def _analyse(build_pk: int) -> str:
         .select_related("metric").order_by("pk")
     )
     config = base_config()
-    # Enough history for the detector's window before the build, plus builds to replay after it.
+    # The detector's window before the build, plus builds to replay after it; more for late builds.
     history = recent_points([s.pk for s in series], limit=config.window + REPLAY_MAX, with_samples=True)
-    window_builds = {p.build_id for pts in history.values() for p in pts}
-    batch = _backlog(build, window_builds, series_ids)
+    batch = _backlog(build, {p.build_id for pts in history.values() for p in pts}, series_ids)
     todo = batch | {build.pk}
+    history = _enough_history(history, todo, keep=config.window + NOISE_EVERY, limit=config.window + REPLAY_MAX)
+    window_builds = {p.build_id for pts in history.values() for p in pts}
     stored: dict[int, list[Alert]] = defaultdict(list)
     for a in Alert.objects.filter(series_id__in=series_ids, build_id__in=window_builds):
         stored[a.series_id].append(a)
@@ -135,6 +137,28 @@ def _analyse(build_pk: int) -> str:
     latest = max(todo, key=lambda pk: build_times.get(pk, build.timestamp))
     transaction.on_commit(lambda: _after_commit(latest))
     return Build.Analysis.DONE
+
+
+def _enough_history(history: dict[int, list[HistoryPoint]], todo: set[int], *, keep: int,
+                    limit: int) -> dict[int, list[HistoryPoint]]:
+    """Extend each series' loaded points until `keep` of them precede its first build to replay.
+
+    Resuming needs the `window + NOISE_EVERY` points before the first replayed build (the detector's
+    whole state, docs/DETECTION.md "Resuming"); a build that arrives late, or a backlog after an outage,
+    can sit further back than the default load reaches. A series with fewer points than asked for is
+    already loaded whole.
+    """
+    def short(pts: list[HistoryPoint], asked: int) -> bool:
+        pos = next((i for i, p in enumerate(pts) if p.build_id in todo), None)
+        return len(pts) >= asked and (pos is None or pos < keep)
+
+    need = [sid for sid, pts in history.items() if short(pts, limit)]
+    while need:
+        limit *= 2
+        more = recent_points(need, limit=limit, with_samples=True)
+        history.update(more)
+        need = [sid for sid in need if short(more.get(sid, []), limit)]
+    return history
 
 
 def _backlog(build: Build, window_builds: set[int], series_ids: list[int]) -> set[int]:

@@ -1,11 +1,10 @@
-"""Alerts read and triage API (CONTRACT section 4)."""
+"""Alerts read and triage API (docs/API.md section 4)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Literal
 
-from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Path, Query, Router, Schema
@@ -13,9 +12,8 @@ from ninja.decorators import decorate_view
 from ninja.errors import HttpError
 from pydantic import Field
 
-from alerts import lifecycle
-from alerts.models import Alert, AlertGroup, Team
-from metrics import dashcache
+from alerts.models import Alert
+from alerts.triage import TriageError, triage
 from metrics.conditional import conditional_get, set_last_modified
 from metrics.errors import ApiError
 from metrics.pagination import paginate
@@ -153,35 +151,20 @@ def alert_detail(request: HttpRequest, alert_id: Path[DbId]):
     return alert_payload(request, a)
 
 
-def can_triage(user_id: int | None, is_staff: bool, team_id: int) -> bool:
-    if user_id is None:
-        return False
-    return is_staff or Team.objects.filter(pk=team_id, members__pk=user_id).exists()
-
-
 @router.patch("/alerts/{alert_id}", response={200: AlertOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
               url_name="alert-triage", summary="Triage an alert (owning team or staff)")
 def alert_triage(request: HttpRequest, alert_id: Path[DbId], body: TriageIn):
     caller = request.auth
-    with transaction.atomic():
-        a = get_object_or_404(alert_queryset().select_for_update(of=("self",)), pk=alert_id)
-        if not can_triage(caller.user_id, caller.is_staff, a.team_id):
-            raise HttpError(403, f"only members of {a.team.name!r} or staff can triage this alert")
-        if body.status not in Alert.Status.values:
-            raise ApiError(400, "status", f"must be one of {', '.join(Alert.Status.values)}")
-        groups = {a.group_id}
-        if body.status == Alert.Status.REASSIGNED:
-            target = AlertGroup.objects.filter(pk=body.reassigned_to).first() if body.reassigned_to else None
-            if target is None:
-                raise ApiError(400, "reassigned_to", "must name the alert group of another build")
-            a.reassigned_to = target
-            groups.add(target.pk)
-        else:
-            a.reassigned_to = None
-        a.status = body.status
-        if body.note is not None:
-            a.note = body.note[:5000]
-        a.save()
-        lifecycle.refresh_groups(sorted(groups))
-        transaction.on_commit(lambda: dashcache.bump("dashboards"))
+    if not Alert.objects.filter(pk=alert_id).exists():
+        raise HttpError(404, "no such alert")
+    try:
+        triage(
+            [alert_id], status=body.status, note=body.note, user_id=caller.user_id, is_staff=caller.is_staff,
+            reassigned_to=body.reassigned_to,
+        )
+    except TriageError as exc:
+        if exc.status == 403:
+            raise HttpError(403, exc.message) from None
+        raise ApiError(exc.status, exc.path, exc.message) from None
+    a = alert_queryset().get(pk=alert_id)
     return alert_payload(request, a)

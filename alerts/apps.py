@@ -6,8 +6,10 @@ class AlertsConfig(AppConfig):
     verbose_name = "Alerts"
 
     def ready(self) -> None:
-        from alerts.dispatch import queue_analysis, queue_requested_build
+        from alerts import premerge
+        from alerts.dispatch import branch_build_committed, queue_requested_build
         from metrics import hooks
 
-        hooks.register_build_committed(queue_analysis)
+        hooks.register_build_committed(branch_build_committed)
+        hooks.register_build_committed(premerge.request_check, role="pr")
         hooks.register_build_committed(queue_requested_build, role="requested")

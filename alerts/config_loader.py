@@ -1,4 +1,4 @@
-"""Configuration as code (CONTRACT section 5): apply a validated config file to the database.
+"""Configuration as code (docs/API.md section 5): apply a validated config file to the database.
 
 The schema (`alerts.config_schema`) refuses unknown keys and reports every problem with its path;
 nothing is written unless the whole file is valid, and then everything is written in one transaction.

@@ -1,4 +1,4 @@
-"""The config file's schema (CONTRACT section 5): every key typed, unknown keys refused.
+"""The config file's schema (docs/API.md section 5): every key typed, unknown keys refused.
 
 Pure validation, no database: `validate_document` turns a parsed YAML document into a `ConfigFile`
 or raises `ConfigError` listing every problem with its path (`teams[0].channels[1].secret`).

@@ -80,3 +80,15 @@ def sweep_bisection(*, min_age_seconds: int | None = None) -> int:
     except Exception:
         log.exception("broker unavailable; run requests and answers are left for the next sweep")
     return done
+
+
+def branch_build_committed(build_pk: int) -> None:
+    """The hook for committed branch builds: wake the pre-merge checks waiting for this build as their
+    merge-base (one indexed query), then queue its analysis."""
+    from alerts import premerge
+
+    try:
+        premerge.wake_waiting(build_pk)
+    except Exception:  # the sweep settles waiting checks anyway; the analysis must still be queued
+        log.exception("could not wake checks waiting for build %s; the sweep will", build_pk)
+    queue_analysis(build_pk)

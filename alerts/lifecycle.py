@@ -29,14 +29,17 @@ class SeriesContext:
     team_id: int
     offset: int = 0  # the series position of points[0]: detector index i is points[i - offset]
 
-    def build_at(self, index: int) -> int:
-        return self.points[max(0, min(index - self.offset, len(self.points) - 1))].build_id
+    def build_at(self, index: int) -> int | None:
+        """The build at series position `index`, or None when it lies outside the loaded window (clamping
+        it to the window's edge would pin the alert on the wrong build)."""
+        i = index - self.offset
+        return self.points[i].build_id if 0 <= i < len(self.points) else None
 
 
 def _fields(cp: ChangePoint, ctx: SeriesContext) -> dict:
     culprit = cp.index
     return {
-        "previous_build_id": ctx.build_at(culprit - 1) if culprit - 1 >= ctx.offset else None,
+        "previous_build_id": ctx.build_at(culprit - 1),
         "first_build_id": ctx.build_at(cp.first_index),
         "last_build_id": ctx.build_at(cp.last_index),
         "direction": cp.direction,
@@ -70,6 +73,8 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
     `detected_build_id` (the build whose arrival raised it) is set only when the alert is created.
     """
     culprit = ctx.build_at(cp.index)
+    if culprit is None:
+        raise ValueError(f"culprit index {cp.index} is outside the loaded window of series {ctx.series.pk}")
     fields = _fields(cp, ctx)
     if cp.sensitivity is not None:
         fields["sensitivity"] = cp.sensitivity
@@ -77,6 +82,9 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
     if existing is not None and at_culprit is not None and at_culprit.pk != existing.pk:
         # The refined culprit already holds an alert (e.g. one withdrawn earlier): keep one row.
         if at_culprit.detection == Alert.Detection.WITHDRAWN:
+            # One row per series and build: the moving alert takes the spot, but whatever a person wrote
+            # on the withdrawn one (its triage and note) is carried over, never dropped.
+            _carry_triage(at_culprit, existing)
             at_culprit.delete()
         else:
             existing.detection = Alert.Detection.WITHDRAWN
@@ -94,6 +102,13 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
     if old_group_id and old_group_id != alert.group_id:
         refresh_groups([old_group_id])
     return alert
+
+
+def _carry_triage(old: Alert, into: Alert) -> None:
+    if old.note and old.note not in into.note:
+        into.note = f"{into.note}\n{old.note}".strip() if into.note else old.note
+    if old.status != Alert.Status.UNTRIAGED and into.status == Alert.Status.UNTRIAGED:
+        into.status, into.reassigned_to_id = old.status, old.reassigned_to_id
 
 
 def _or(value: float | None, default: float) -> float:

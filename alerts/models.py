@@ -221,7 +221,7 @@ class Alert(models.Model):
     recovered = models.BooleanField(default=False, help_text="The series went back to its old level.")
     note = models.TextField(blank=True)
     reassigned_to = models.ForeignKey(AlertGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    # Bisection and confirmation (CONTRACT section 7), kept by alerts.bisection.
+    # Bisection and confirmation (docs/API.md section 7), kept by alerts.bisection.
     culprit_commit = models.CharField(max_length=100, blank=True)
     range_commits = models.PositiveIntegerField(null=True, blank=True)
     confirmation = models.CharField(max_length=16, choices=Confirmation.choices, default=Confirmation.NONE)
@@ -253,6 +253,8 @@ class Delivery(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     last_attempt = models.DateTimeField(null=True, blank=True)
     sent = models.DateTimeField(null=True, blank=True)
+    # Set while a sender has the delivery in flight (no lock is held across the network call).
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["group", "channel"], name="delivery_unique_per_channel")]
@@ -261,6 +263,77 @@ class Delivery(models.Model):
 class DeliveryAttempt(models.Model):
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
     at = models.DateTimeField(auto_now_add=True)
+    ok = models.BooleanField()
+    status_code = models.PositiveIntegerField(null=True)
+    error = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+
+
+class Check(models.Model):
+    """The pre-merge check of one pull-request build against its merge-base (CONTRACT section 6).
+
+    The row is its own outbox: a check left ``pending`` is computed again by the sweep (a lost task, a
+    base build that arrived later, or its wait for one running out). ``metrics`` holds one verdict row per
+    metric (``alerts.detection.checks.MetricVerdict.to_dict``).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        PASS = "pass"
+        FAIL = "fail"
+        INCONCLUSIVE = "inconclusive"
+        NO_BASELINE = "no_baseline"
+
+    build = models.OneToOneField("metrics.Build", on_delete=models.CASCADE, related_name="premerge_check")
+    app = models.ForeignKey("metrics.App", on_delete=models.CASCADE, related_name="checks")
+    platform = models.CharField(max_length=100)
+    base_branch = models.CharField(max_length=200)
+    base_commit = models.CharField(max_length=100)
+    base_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=14, choices=Status.choices, default=Status.PENDING)
+    summary = models.JSONField(default=dict, blank=True)
+    metrics = models.JSONField(default=list, blank=True)
+    markdown = models.TextField(blank=True)
+    requested = models.DateTimeField(help_text="When the build (or its last upload) asked for the check.")
+    queued = models.DateTimeField(null=True, blank=True)
+    computed = models.DateTimeField(null=True, blank=True)
+    compute_ms = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "requested"], name="check_outbox"),
+            models.Index(fields=["app", "platform", "base_branch", "base_commit"], name="check_waiting_for_base"),
+        ]
+
+
+class CodeHostPost(models.Model):
+    """Posting one check to the app's code host: a commit status and a sticky pull-request comment."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SENT = "sent"
+        FAILED = "failed"
+
+    premerge_check = models.OneToOneField(Check, on_delete=models.CASCADE, related_name="post")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    # What was posted last (check status + digest of the Markdown), so a re-computed check is re-posted
+    # only when it changed.
+    posted_state = models.CharField(max_length=80, blank=True)
+    want_state = models.CharField(max_length=80, blank=True)
+    comment_id = models.BigIntegerField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    updated = models.DateTimeField(auto_now=True)
+
+
+class CodeHostAttempt(models.Model):
+    """Every request of every posting attempt, with its outcome."""
+
+    post = models.ForeignKey(CodeHostPost, on_delete=models.CASCADE, related_name="attempt_log")
+    at = models.DateTimeField(auto_now_add=True)
+    action = models.CharField(max_length=40)
     ok = models.BooleanField()
     status_code = models.PositiveIntegerField(null=True)
     error = models.TextField(blank=True)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from alerts.web import bulk, dashboard, group, size, team
+from alerts.web import bulk, checks, dashboard, group, size, team
 
 urlpatterns = [
     path("", dashboard.root, name="home"),
@@ -9,4 +9,5 @@ urlpatterns = [
     path("teams/<str:team>/triage/", bulk.bulk_triage, name="team-bulk-triage"),
     path("builds/<str:app>/<str:platform>/<str:build>/size/", size.size_page, name="size-page"),
     path("alerts/<int:group_id>/", group.alert_group_page, name="alert-group-page"),
+    path("checks/<str:app>/<str:platform>/<str:build>/", checks.check_page, name="check-page"),
 ]

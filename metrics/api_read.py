@@ -1,4 +1,4 @@
-"""Read API for builds and series (CONTRACT section 4)."""
+"""Read API for builds and series (docs/API.md section 4)."""
 
 from __future__ import annotations
 

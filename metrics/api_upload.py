@@ -1,4 +1,4 @@
-"""`POST /api/v1/uploads`: CI output in, stored measurements out (CONTRACT section 2)."""
+"""`POST /api/v1/uploads`: CI output in, stored measurements out (docs/API.md section 2)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ninja import Router, Status
 from metrics import auth, ratelimit
 from metrics.formats import FORMATS, FieldError, UploadInvalid, detect_format, parse
 from metrics.formats import complete as complete_rules
+from metrics.formats.base import UploadConflict
 from metrics.formats.complete import complete
 from metrics.ingest import store_upload, upload_digest
 from metrics.models import Build
@@ -101,7 +102,7 @@ def _is_json_content_type(request: HttpRequest) -> bool:
     "/uploads",
     auth=None,
     response={200: UploadOut, 201: UploadOut, 400: ErrorsOut, 401: ErrorsOut, 403: ErrorsOut,
-              413: ErrorsOut, 415: ErrorsOut, 429: ErrorsOut},
+              409: ErrorsOut, 413: ErrorsOut, 415: ErrorsOut, 429: ErrorsOut},
     openapi_extra=_UPLOAD_BODY_DOC,
     url_name="upload",
     summary="Upload the metrics of one build",
@@ -155,6 +156,8 @@ def upload(request: HttpRequest):
 
     try:
         result = store_upload(token.app, upload_, fmt=fmt, digest=upload_digest(raw, fmt, params), token=token)
+    except UploadConflict as exc:
+        return errors(409, *exc.errors)
     except UploadInvalid as exc:
         return errors(400, *exc.errors)
     auth.touch(token)

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from metrics import hooks
 from metrics.formats import FieldError, ParsedMetric, UploadInvalid
+from metrics.formats.base import UploadConflict
 from metrics.formats.complete import CompleteUpload
 from metrics.models import App, Build, Measurement, Metric, Series, UploadRecord, UploadToken, pack_samples
 
@@ -162,11 +163,22 @@ def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> dict[str, int]:
             ignore_conflicts=True,
         )
         existing = load()
-    for m in parsed:
+    conflicts = []
+    for i, m in enumerate(parsed):
         pk, kind, unit, lower = existing[m.name]
-        if (kind, unit, lower) != (m.kind, m.unit, m.lower_is_better):
-            # The newest upload defines what a metric means (a unit fix in CI should take effect).
-            Metric.objects.filter(pk=pk).update(kind=m.kind, unit=m.unit, lower_is_better=m.lower_is_better)
+        # A metric's kind and unit give its whole history its meaning (ms vs s, size vs memory): an upload
+        # that says otherwise is refused rather than silently redefining what is stored. The rare
+        # intended change goes through `manage.py migrate_metric`.
+        if kind != m.kind:
+            conflicts.append(FieldError(f"metrics[{i}].kind", f"{m.name!r} is stored as kind {kind!r}, not {m.kind!r} "
+                                        "(manage.py migrate_metric changes it on purpose)"))
+        if unit != m.unit:
+            conflicts.append(FieldError(f"metrics[{i}].unit", f"{m.name!r} is stored in unit {unit!r}, not {m.unit!r} "
+                                        "(manage.py migrate_metric changes it on purpose)"))
+        if not conflicts and lower != m.lower_is_better:
+            Metric.objects.filter(pk=pk).update(lower_is_better=m.lower_is_better)
+    if conflicts:
+        raise UploadConflict(conflicts)
     return {name: row[0] for name, row in existing.items()}
 
 

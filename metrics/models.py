@@ -19,7 +19,7 @@ from django.urls import reverse
 class App(models.Model):
     name = models.CharField(max_length=100, unique=True)
     created = models.DateTimeField(auto_now_add=True)
-    # The base branch of pull-request builds that name no `base_branch` (CONTRACT section 6).
+    # The base branch of pull-request builds that name no `base_branch` (docs/API.md section 6).
     default_branch = models.CharField(max_length=200, default="main")
 
     def __str__(self) -> str:

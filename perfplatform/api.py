@@ -8,6 +8,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.utils import check_csrf
 
 from alerts import api as alerts_api
+from alerts import api_checks
 from metrics import api_read, api_upload
 from metrics.auth import Caller, caller_from_request
 from metrics.errors import ApiError
@@ -32,7 +33,7 @@ class SessionOrToken:
 api = NinjaAPI(
     title="perfplatform",
     version="1",
-    description="Mobile performance metrics: uploads from CI, builds, series and alerts.",
+    description="Mobile performance metrics: uploads from CI, builds, series, alerts and pre-merge checks.",
     urls_namespace="api",
     openapi_url="/schema",
     docs_url="/docs",
@@ -41,6 +42,7 @@ api = NinjaAPI(
 api.add_router("", api_upload.router)
 api.add_router("", api_read.router)
 api.add_router("", alerts_api.router)
+api.add_router("", api_checks.router)
 
 
 def _errors(api_: NinjaAPI, request: HttpRequest, status: int, errors: list[dict[str, str]]) -> HttpResponse:

@@ -2,7 +2,7 @@
 
 Input: the series JSONL format of the evaluation kit (one series a line with ``kind``, ``direction`` and
 ``points``). Output: one line per series, ``{"id", "change_points": [{"index", "direction", "rel_change",
-"p_value", "detected_at"}]}`` (CONTRACT section 3). Online mode feeds builds one at a time through
+"p_value", "detected_at"}]}`` (docs/API.md section 3). Online mode feeds builds one at a time through
 ``OnlineDetector`` (the code path of the upload worker) and reports withdrawn alerts too.
 """
 

@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (see CONTRACT section 1 and README)."""
+"""Django settings, read from the environment (see docs/API.md section 1 and README)."""
 
 from __future__ import annotations
 
@@ -116,6 +116,8 @@ CELERY_TASK_ROUTES = {
     "alerts.tasks.analyse_build": {"queue": "analysis"},
     "alerts.tasks.sweep_pending_analysis": {"queue": "maintenance"},
     "alerts.tasks.deliver_notification": {"queue": "notifications"},
+    "alerts.tasks.compute_check": {"queue": "checks"},
+    "alerts.tasks.post_check": {"queue": "notifications"},
     "alerts.tasks.send_run_request": {"queue": "notifications"},
     "alerts.tasks.apply_requested_build": {"queue": "analysis"},
 }
@@ -154,13 +156,16 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = PERF_MAX_UPLOAD_BYTES
 PERF_HISTORY_WINDOW = env_int("PERF_HISTORY_WINDOW", 200, minimum=20)
 # Expected false alarms per 1000 builds of one series; the detector calibrates its thresholds to it.
 PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS = env_float("PERF_TARGET_FALSE_ALARMS_PER_1000_BUILDS", 0.1, minimum=0.0)
+# Pre-merge checks: family-wise false-failure rate per check; how long a check waits for its base build.
+PERF_CHECK_FALSE_FAIL_RATE = env_float("PERF_CHECK_FALSE_FAIL_RATE", 0.05, minimum=0.0001)
+PERF_CHECK_BASE_WAIT_SECONDS = env_int("PERF_CHECK_BASE_WAIT_SECONDS", 1800, minimum=0)
 PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
 # A new alert group is notified once this many later builds were analysed (so alerts that need
 # confirmation join it first), or after PERF_NOTIFY_MAX_DELAY_SECONDS, whichever comes first.
 PERF_NOTIFY_SETTLE_BUILDS = env_int("PERF_NOTIFY_SETTLE_BUILDS", 4, minimum=0)
 PERF_NOTIFY_MAX_DELAY_SECONDS = env_int("PERF_NOTIFY_MAX_DELAY_SECONDS", 1800, minimum=0)
 PERF_NOTIFY_TIMEOUT_SECONDS = env_float("PERF_NOTIFY_TIMEOUT_SECONDS", 10.0, minimum=0.1)
-# Bisection and confirmation requests to an app's CI (CONTRACT section 7, docs/BISECTION.md): a request
+# Bisection and confirmation requests to an app's CI (docs/API.md section 7, docs/BISECTION.md): a request
 # CI never answers expires after PERF_REQUEST_TIMEOUT_SECONDS; a group waits for its alerts' bisection at
 # most PERF_NOTIFY_BISECT_WAIT_SECONDS; one requested build asks for at most PERF_BISECT_MAX_RUNS runs.
 PERF_REQUEST_TIMEOUT_SECONDS = env_int("PERF_REQUEST_TIMEOUT_SECONDS", 21600, minimum=1)
@@ -214,7 +219,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
-# Behind TLS (CONTRACT section 1): HSTS, redirect plain HTTP, cookies only over HTTPS. A TLS-terminating
+# Behind TLS (docs/API.md section 1): HSTS, redirect plain HTTP, cookies only over HTTPS. A TLS-terminating
 # proxy must set X-Forwarded-Proto; without PERF_HTTPS that header is not trusted.
 PERF_HTTPS = env_bool("PERF_HTTPS", False)
 if PERF_HTTPS:

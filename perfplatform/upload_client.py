@@ -1,6 +1,6 @@
 """`perfplatform upload`: send CI output files to the server. Standard library only.
 
-Exit codes (CONTRACT section 3): 0 every file stored, 2 the server rejected an input (its errors are
+Exit codes (docs/API.md section 3): 0 every file stored, 2 the server rejected an input (its errors are
 printed), 1 the server could not be reached (or kept failing) after retries.
 """
 

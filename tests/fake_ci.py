@@ -16,6 +16,7 @@ class FakeCI:
         self.secret = secret.encode()
         self.received: list[dict] = []
         self.rejected = 0
+        self.status = 202  # what the endpoint answers a well-signed request
         self.on_request = on_request
         ci = self
 
@@ -30,8 +31,10 @@ class FakeCI:
                     return
                 doc = json.loads(body)
                 ci.received.append(doc)
-                self.send_response(202)
+                self.send_response(ci.status)
                 self.end_headers()
+                if ci.status >= 300:
+                    return
                 if ci.on_request is not None:
                     threading.Thread(target=ci.on_request, args=(doc,), daemon=True).start()
 

@@ -219,3 +219,15 @@ def test_it_seeds_the_demo_with_one_bisected_and_one_not_reproduced_alert(upload
     assert bisected.culprit_commit == bisected.build.commits[CULPRIT - 1] and bisected.range_commits == 1
     assert done["not_reproduced"].alert.culprit_commit == ""
     assert out.getvalue().count("demo bisection") == 2
+
+
+@pytest.mark.parametrize("status,attempts", [(500, 6), (403, 1)])
+def test_it_retries_a_failing_ci_then_sends_the_alert_with_its_range(upload, ci, status, attempts):
+    fake, _ = ci
+    fake.status = status
+    run_history(upload, {"startup.cold.ttid": (TIME_AT, 0.15)})
+    rr = RunRequest.objects.get()
+    assert rr.state == "failed" and rr.attempts == attempts and len(rr.attempt_log) == attempts
+    assert all(not a["ok"] and a["status"] == status for a in rr.attempt_log)
+    b = Bisection.objects.get()
+    assert b.outcome == "failed" and b.alert.confirmation == "none" and b.alert.range_commits == 5

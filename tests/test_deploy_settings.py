@@ -9,7 +9,9 @@ from tests.live import ROOT
 
 
 def deploy_check(tmp_path, **env) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY")}
+    # DJANGO_ALLOW_ASYNC_UNSAFE: set by the browser tests' session fixture, never by a deployment.
+    skip = ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    base = {k: v for k, v in os.environ.items() if k not in skip}
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT, capture_output=True, text=True, timeout=120,

@@ -1,4 +1,4 @@
-"""manage.py load_config FILE (CONTRACT section 5)."""
+"""manage.py load_config FILE (docs/API.md section 5)."""
 
 from io import StringIO
 

@@ -59,7 +59,7 @@ def test_it_leaves_finished_builds_alone(upload, monkeypatch):
 
 
 def test_it_registers_the_analysis_hook_for_branch_builds():
-    assert hooks._handlers["branch"] is dispatch.queue_analysis
+    assert hooks._handlers["branch"] is dispatch.branch_build_committed  # queues analysis, wakes waiting checks
 
 
 def test_it_routes_each_task_to_exactly_one_queue():

@@ -20,10 +20,16 @@ def test_it_loads_the_demo_once_and_finds_most_planted_shifts(settings, tmp_path
     out = StringIO()
     call_command("seed_demo", builds=120, stdout=out)
     counts = (Build.objects.count(), Series.objects.count(), Measurement.objects.count(), Alert.objects.count())
-    assert counts[0] == 3 * 2 * 120
+    assert Build.objects.filter(role="branch").count() == 3 * 2 * 120
     assert counts[1] >= 3 * 2 * 150
-    assert counts[2] == sum(1 for _ in Series.objects.all()) * 120
-    assert set(Build.objects.values_list("analysis", flat=True)) == {"done"}
+    assert Measurement.objects.filter(series__scope="branch").count() == Series.objects.filter(scope="branch").count() * 120
+    assert set(Build.objects.filter(role="branch").values_list("analysis", flat=True)) == {"done"}
+    # The pull-request builds of the demo and their checks: clean, regressing, a device main never ran.
+    from alerts.models import Check
+
+    checks = dict(Check.objects.values_list("build__ext_id", "status"))
+    assert checks["pr-demo-slower"] == "fail" and checks["pr-demo-newdevice"] == "no_baseline"
+    assert checks["pr-demo-clean"] in ("pass", "inconclusive")
     assert authenticate(username="demo", password="demo") is not None
     assert Team.objects.filter(name="startup-perf", members__username="demo").exists()
     assert "demo login: user 'demo', password 'demo'" in out.getvalue()

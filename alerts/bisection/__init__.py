@@ -1,4 +1,4 @@
-"""Automatic bisection and confirmation of alerts with runs requested from an app's CI (CONTRACT section 7).
+"""Automatic bisection and confirmation of alerts with runs requested from an app's CI (docs/API.md section 7).
 
 * :mod:`.ranges` — the culprit range of an alert as commits (from ``Build.commits``).
 * :mod:`.engine` — the state machine: start, answers, expiry, budgets, the notification hold.

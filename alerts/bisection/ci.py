@@ -1,6 +1,6 @@
 """The `runs.requested` call to an app's CI: body, signature, the one outbound HTTP function.
 
-Body exactly as CONTRACT section 7; header ``X-Perf-Signature: sha256=<HMAC-SHA256 of the body with the
+Body exactly as docs/API.md section 7; header ``X-Perf-Signature: sha256=<HMAC-SHA256 of the body with the
 app's CI secret>`` (the webhook scheme of section 5). Each attempt is appended to the request's
 ``attempt_log``; the secret is never logged or stored anywhere else.
 """
@@ -45,11 +45,16 @@ def encode(body: dict) -> bytes:
 
 
 def http_post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> int:
-    """All of bisection's outbound HTTP: the SSRF-guarded urllib POST of the notification transports
-    (destinations.check_destination), no redirects; returns the 2xx status or raises a DeliveryError."""
-    from alerts.notify.transports.base import post
+    """All of bisection's outbound HTTP: alerts.outbound.send (one SSRF-checked resolution, the connection
+    pinned to the checked address, no redirects); returns the 2xx status or raises a DeliveryError."""
+    from alerts.notify.transports.base import error_for_status
+    from alerts.outbound import send as outbound_send
 
-    return post(url, body, {"User-Agent": USER_AGENT, **headers}, timeout=timeout)
+    response = outbound_send("POST", url, body=body, headers={"User-Agent": USER_AGENT, **headers}, timeout=timeout)
+    if 200 <= response.status < 300:
+        return response.status
+    detail = response.body[:200].decode("utf-8", "replace").strip()
+    raise error_for_status(response.status, detail, response.headers)
 
 
 def retry_delay(attempts: int) -> int:

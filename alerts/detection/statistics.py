@@ -35,7 +35,8 @@ import numpy as np
 from scipy import special
 
 MAD_TO_SIGMA = 1.482602218505602  # 1 / Phi^-1(3/4)
-#: n * Var(median of n iid N(0,1)) for n = 1..15 (simulated, 2e5 replicates); tends to pi/2.
+#: n * Var(median of n iid N(0,1)) for n = 1..15 (simulated, 2e5 replicates; bench/gen_statistics_tables.py
+#: regenerates this and the two trimmed-mean tables below); tends to pi/2.
 _MEDIAN_VAR_FACTOR = (1.0, 1.0, 1.346, 1.193, 1.438, 1.286, 1.471, 1.351, 1.489, 1.390, 1.515, 1.417, 1.519,
                       1.420, 1.528)
 #: Asymptotic relative efficiency of MAD for a normal scale: df of the scale estimate ~ 0.37 * n.

@@ -25,21 +25,31 @@ def _forbidden(address: str) -> bool:
             or ip.is_unspecified)
 
 
-def check_destination(host: str, port: int) -> None:
-    """Raise PermanentError when `host` resolves to an address notifications must not reach."""
-    if getattr(settings, "PERF_WEBHOOK_ALLOW_PRIVATE", False):
-        return
-    allowed = {h.lower() for h in getattr(settings, "PERF_WEBHOOK_ALLOWED_HOSTS", [])}
-    if host.lower() in allowed:
-        return
+def resolve_checked(host: str, port: int) -> list[str]:
+    """Resolve `host` once and return the addresses a request may connect to (alerts/outbound.py pins
+    the connection to them). Raises PermanentError when any of them is internal and not allowed,
+    TransientError when the name does not resolve."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise TransientError(f"cannot resolve {host}: {exc}") from None
-    for info in infos:
-        address = info[4][0]
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    if not addresses:
+        raise TransientError(f"cannot resolve {host}: no address")
+    if getattr(settings, "PERF_WEBHOOK_ALLOW_PRIVATE", False):
+        return addresses
+    allowed = {h.lower() for h in getattr(settings, "PERF_WEBHOOK_ALLOWED_HOSTS", [])}
+    if host.lower() in allowed:
+        return addresses
+    for address in addresses:
         if _forbidden(address):
             raise PermanentError(
                 f"{host} resolves to {address}, an internal address; set PERF_WEBHOOK_ALLOW_PRIVATE=true "
                 f"or add the host to PERF_WEBHOOK_ALLOWED_HOSTS to allow it"
             )
+    return addresses
+
+
+def check_destination(host: str, port: int) -> None:
+    """Raise PermanentError when `host` resolves to an address notifications must not reach."""
+    resolve_checked(host, port)

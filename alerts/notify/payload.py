@@ -1,4 +1,4 @@
-"""What a notification says: the webhook body of CONTRACT section 5 and a plain-text summary of it."""
+"""What a notification says: the webhook body of docs/API.md section 5 and a plain-text summary of it."""
 
 from __future__ import annotations
 

@@ -3,11 +3,12 @@
 The Celery task in `alerts.tasks` calls `attempt_delivery(id, final=retries >= len(RETRY_DELAYS))` and,
 when the outcome asks for it, retries after `retry_delay(retries, outcome.retry_after)` seconds.
 
-Exactly-once as far as we can: the delivery row is locked (SELECT ... FOR UPDATE) while it is sent, its
-status is re-checked under the lock, and it is marked sent in the same transaction, so a task redelivered
-by the broker (acks_late) or a concurrent duplicate waits, then finds it sent and sends nothing. A worker
-killed between the send and the commit can still cause one duplicate; receivers dedupe on
-`X-Perf-Delivery`.
+Exactly-once as far as we can without holding a lock across the network: a sender claims the pending
+delivery (`claimed_until`, set and committed under a row lock), sends with no transaction open, then
+records the outcome. A task redelivered by the broker (acks_late) or a concurrent duplicate finds it
+sent, or claimed and in flight, and sends nothing (it looks again after the claim lapses, which covers a
+sender that died mid-send). A worker killed between the send and the record can still cause one
+duplicate; receivers dedupe on `X-Perf-Delivery`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -81,36 +83,64 @@ def _channel_ok(channel_id: int) -> None:
     )
 
 
-def attempt_delivery(delivery_id: int, *, final: bool) -> AttemptOutcome:
-    """Send one delivery once, record the attempt, and say whether to retry."""
+def claim_seconds() -> float:
+    """How long a claimed delivery is left to its sender: the send's timeout with a generous margin."""
+    return float(getattr(settings, "PERF_NOTIFY_TIMEOUT_SECONDS", 10)) * 3 + 30
+
+
+def _claim(delivery_id: int) -> tuple[Delivery, Channel, AlertGroup] | AttemptOutcome:
+    """Lock the pending delivery just long enough to mark it claimed, then commit."""
     with transaction.atomic():
         delivery = Delivery.objects.select_for_update().filter(pk=delivery_id).first()
         if delivery is None or delivery.status != Delivery.Status.PENDING:
             return AttemptOutcome(done=True, retry=False)
-        channel = Channel.objects.get(pk=delivery.channel_id)
-        group = AlertGroup.objects.get(pk=delivery.group_id)
-
-        payload = group_payload(group, base_url=settings.PERF_BASE_URL)
-        started = time.monotonic()
-        error: DeliveryError | None = None
-        counts_against_channel = True
-        if not payload["alerts"]:
-            error = PermanentError("nothing to send: every alert of the group was withdrawn")
-            counts_against_channel = False
-        else:
-            transport = TRANSPORTS.get(channel.kind)
-            try:
-                if transport is None:
-                    raise PermanentError(f"no transport for channel kind {channel.kind!r}")
-                transport.send(channel, payload, encode_payload(payload), delivery_id=delivery.pk)
-            except DeliveryError as exc:
-                error = exc
-            except Exception as exc:  # a bug or an unforeseen library error: record it, retry like transient
-                log.exception("delivery %s to channel %s failed unexpectedly", delivery.pk, channel.pk)
-                error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
-        duration_ms = int((time.monotonic() - started) * 1000)
         now = timezone.now()
+        if delivery.claimed_until is not None and delivery.claimed_until > now:
+            # Another worker is sending it right now; look again once its claim would have lapsed.
+            return AttemptOutcome(done=False, retry=True, retry_after=(delivery.claimed_until - now).total_seconds())
+        delivery.claimed_until = now + timedelta(seconds=claim_seconds())
+        delivery.save(update_fields=["claimed_until"])
+        return delivery, Channel.objects.get(pk=delivery.channel_id), AlertGroup.objects.get(pk=delivery.group_id)
 
+
+def attempt_delivery(delivery_id: int, *, final: bool) -> AttemptOutcome:
+    """Send one delivery once, record the attempt, and say whether to retry.
+
+    Claim (a short transaction), send with no transaction or row lock held (a slow webhook must not hold
+    database locks or a connection's transaction open), then record the outcome in a second transaction.
+    """
+    claimed = _claim(delivery_id)
+    if isinstance(claimed, AttemptOutcome):
+        return claimed
+    delivery, channel, group = claimed
+
+    payload = group_payload(group, base_url=settings.PERF_BASE_URL)
+    started = time.monotonic()
+    error: DeliveryError | None = None
+    counts_against_channel = True
+    if not payload["alerts"]:
+        error = PermanentError("nothing to send: every alert of the group was withdrawn")
+        counts_against_channel = False
+    else:
+        transport = TRANSPORTS.get(channel.kind)
+        try:
+            if transport is None:
+                raise PermanentError(f"no transport for channel kind {channel.kind!r}")
+            transport.send(channel, payload, encode_payload(payload), delivery_id=delivery.pk)
+        except DeliveryError as exc:
+            error = exc
+        except Exception as exc:  # a bug or an unforeseen library error: record it, retry like transient
+            log.exception("delivery %s to channel %s failed unexpectedly", delivery.pk, channel.pk)
+            error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
+    duration_ms = int((time.monotonic() - started) * 1000)
+    return _record(delivery.pk, channel, error, duration_ms, final=final, counts_against_channel=counts_against_channel)
+
+
+def _record(delivery_id: int, channel: Channel, error: DeliveryError | None, duration_ms: int, *, final: bool,
+            counts_against_channel: bool) -> AttemptOutcome:
+    with transaction.atomic():
+        delivery = Delivery.objects.select_for_update().get(pk=delivery_id)
+        now = timezone.now()
         DeliveryAttempt.objects.create(
             delivery=delivery,
             ok=error is None,
@@ -120,6 +150,7 @@ def attempt_delivery(delivery_id: int, *, final: bool) -> AttemptOutcome:
         )
         delivery.attempts += 1
         delivery.last_attempt = now
+        delivery.claimed_until = None
         if error is None:
             delivery.status = Delivery.Status.SENT
             delivery.sent = now
@@ -133,7 +164,7 @@ def attempt_delivery(delivery_id: int, *, final: bool) -> AttemptOutcome:
             else:
                 delivery.status = Delivery.Status.FAILED
                 outcome = AttemptOutcome(done=True, retry=False, retry_after=retry_after)
-        delivery.save(update_fields=["attempts", "last_attempt", "status", "sent", "error"])
+        delivery.save(update_fields=["attempts", "last_attempt", "status", "sent", "error", "claimed_until"])
 
         if error is None:
             _channel_ok(channel.pk)

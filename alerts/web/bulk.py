@@ -2,8 +2,7 @@
 
 CSRF-protected POST (Django's middleware). Without JavaScript the form posts and is redirected to
 `next` (only a same-site path is followed); with `Accept: application/json` it answers JSON with the
-groups' new statuses. Applying the triage goes through `apply_triage`, the one call site the
-shared triage service replaces.
+groups' new statuses. Applying it goes through the shared triage service (alerts/triage.py).
 """
 
 from __future__ import annotations
@@ -11,41 +10,14 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from alerts import lifecycle
-from alerts.api import can_triage
-from alerts.models import Alert, AlertGroup, BudgetAlert, Team
-from metrics import dashcache
+from alerts.models import AlertGroup, Team
+from alerts.triage import TriageError, can_triage, triage
+from alerts.web.group import safe_next
 
 BULK_STATUSES = ("acknowledged", "invalid", "wontfix", "fixed")
 MAX_GROUPS = 200
-
-
-def apply_triage(group_ids: set[int], status: str, note: str | None) -> int:
-    """Set one triage status (and note, when given) on every live alert and crossed budget of the groups;
-    refresh the groups. Returns how many were triaged."""
-    alerts = list(Alert.objects.filter(group_id__in=group_ids).exclude(detection=Alert.Detection.WITHDRAWN))
-    for a in alerts:
-        a.status = status
-        a.reassigned_to = None
-        if note:
-            a.note = note[:5000]
-        a.save(update_fields=["status", "note", "reassigned_to", "updated"])
-    budgets = BudgetAlert.objects.filter(group_id__in=group_ids)
-    n_budgets = budgets.update(status=status, **({"note": note[:5000]} if note else {}))
-    lifecycle.refresh_groups(sorted(group_ids))
-    dashcache.bump()
-    return len(alerts) + n_budgets
-
-
-def safe_next(request: HttpRequest, fallback: str) -> str:
-    target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                  require_https=request.is_secure()) and target.startswith("/"):
-        return target
-    return fallback
 
 
 def _answer(request: HttpRequest, code: int, message: str, **extra) -> HttpResponse:
@@ -72,7 +44,11 @@ def bulk_triage(request: HttpRequest, team: str) -> HttpResponse:
     groups = set(AlertGroup.objects.filter(pk__in=ids, team=t).values_list("pk", flat=True))
     if groups != ids:
         return _answer(request, 404, f"not alert groups of {t.name}: {', '.join(map(str, sorted(ids - groups)))}")
-    n = apply_triage(groups, status, request.POST.get("note", "").strip())
+    try:
+        n = triage(status=status, note=request.POST.get("note", "").strip() or None, user_id=request.user.pk,
+                   is_staff=request.user.is_staff, whole_groups=groups).count
+    except TriageError as exc:
+        return _answer(request, exc.status, exc.message)
     statuses = dict(AlertGroup.objects.filter(pk__in=groups).values_list("pk", "status"))
     message = f"{n} alert(s) in {len(groups)} group(s) marked {status}"
     if request.headers.get("Accept", "").startswith("application/json"):

@@ -5,15 +5,15 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
-from alerts import lifecycle
-from alerts.api import can_triage
 from alerts.models import Alert, AlertGroup
+from alerts.triage import TriageError, can_triage, triage
 from alerts.web.bisection import bisection_blocks
 from alerts.web.budget_view import budget_alert_row
 from alerts.web.format import num, pct, short, spark_json
-from metrics import dashcache, sparkline
+from metrics import sparkline
 
 STATUSES = [s for s in Alert.Status.values if s != Alert.Status.REASSIGNED]
 GRAPHS = 12  # live alerts drawn around the culprit; the rest are in the table
@@ -39,28 +39,29 @@ def _triage(request: HttpRequest, group: AlertGroup) -> tuple[int, str]:
     if status not in STATUSES:
         return 400, f"status must be one of {', '.join(STATUSES)}"
     target = request.POST.get("alert", "")
-    live = group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
-    if target == "all":
-        alerts = list(live)
-    else:
-        if not target.isdigit():
-            return 400, "alert must be an alert id or 'all'"
-        alerts = list(group.alerts.filter(pk=int(target)))
-        if not alerts:
-            return 404, "no such alert in this group"
+    if target != "all" and not target.isdigit():
+        return 400, "alert must be an alert id or 'all'"
+    if target != "all" and not group.alerts.filter(pk=int(target)).exists():
+        return 404, "no such alert in this group"
     note = request.POST.get("note")
-    for a in alerts:
-        a.status = status
-        a.reassigned_to = None
-        if note is not None and (note or target != "all"):
-            a.note = note[:5000]
-        a.save(update_fields=["status", "note", "reassigned_to", "updated"])
-    n_budgets = 0
-    if target == "all":  # crossed size budgets belong to the group too
-        n_budgets = group.budget_alerts.update(status=status, **({"note": note[:5000]} if note else {}))
-    lifecycle.refresh_groups([group.pk])
-    dashcache.bump()
-    return 200, f"{len(alerts) + n_budgets} alert(s) marked {status}"
+    if target == "all" and not note:
+        note = None  # an empty note on a whole-group triage keeps each alert's own note
+    try:
+        result = triage([] if target == "all" else [int(target)], status=status, note=note,
+                        user_id=request.user.pk, is_staff=request.user.is_staff,
+                        whole_groups=[group.pk] if target == "all" else [])
+    except TriageError as exc:
+        return exc.status, exc.message
+    return 200, f"{result.count} alert(s) marked {status}"
+
+
+def safe_next(request: HttpRequest, fallback: str) -> str:
+    """`next` only when it is a path on this site (never `//evil.example` or another scheme)."""
+    target = request.POST.get("next", "")
+    if target.startswith("/") and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return target
+    return fallback
 
 
 @login_required
@@ -79,7 +80,7 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
             return JsonResponse({"message": msg, "group_status": group.status}, status=code)
         if code != 200:
             return HttpResponse(msg, status=code)
-        return redirect(request.POST.get("next") if request.POST.get("next", "").startswith("/") else group.get_absolute_url())
+        return redirect(safe_next(request, group.get_absolute_url()))
     alerts = list(group.alerts.select_related("series__metric", "series__app", "previous_build", "build",
                                               "first_build", "last_build", "reassigned_to__build")
                   .order_by("detection", "-direction", "series__metric__name"))

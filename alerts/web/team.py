@@ -13,14 +13,14 @@ from datetime import timedelta
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Exists, OuterRef, Prefetch
+from django.db.models import Exists, F, OuterRef, Prefetch, Subquery
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from alerts.api import can_triage
-from alerts.models import Alert, AlertGroup, BudgetAlert, Team
+from alerts.models import Alert, AlertGroup, BudgetAlert, Delivery, Team
+from alerts.triage import can_triage
 from alerts.web import budget_view, families
 from alerts.web import health as health_mod
 from alerts.web.format import num, pct, short, spark_json
@@ -118,7 +118,8 @@ def group_rows(groups) -> list[dict]:
                 "after_ci": interval(a.after_ci_low, a.after_ci_high, unit),
                 "series_url": a.series.get_absolute_url(),
                 "spark": spark_json(spark.values, spark.mark) if spark else "",
-                "bisection": getattr(a, "confirmation", ""),
+                "bisection": a.confirmation, "bisection_label": a.confirmation.replace("_", " "), "culprit_commit": short(a.culprit_commit),
+                "range_commits": a.range_commits,
                 "size_link": a.series.metric.kind == "size",
             })
         commits = len(g.build.commits or [])
@@ -133,11 +134,11 @@ def group_rows(groups) -> list[dict]:
 
 def channel_rows(team: Team) -> list[dict]:
     """Each notification channel with its last delivery, so a failing endpoint shows on the page."""
-    rows = []
-    for channel in team.channels.active().order_by("kind", "key"):
-        last = channel.deliveries.order_by("-last_attempt", "-pk").first()
-        rows.append({"channel": channel, "last": last})
-    return rows
+    # Two queries whatever the number of channels: each channel's newest delivery id, then those rows.
+    newest = Delivery.objects.filter(channel=OuterRef("pk")).order_by(F("last_attempt").desc(nulls_last=True), "-pk")
+    channels = list(team.channels.active().annotate(last_id=Subquery(newest.values("pk")[:1])).order_by("kind", "key"))
+    last = Delivery.objects.in_bulk([c.last_id for c in channels if c.last_id])
+    return [{"channel": c, "last": last.get(c.last_id)} for c in channels]
 
 
 def filter_choices(team: Team) -> dict:

@@ -29,6 +29,10 @@ class UploadInvalid(ValueError):
         super().__init__("; ".join(f"{e.path}: {e.message}" for e in self.errors[:5]))
 
 
+class UploadConflict(UploadInvalid):
+    """The body is well-formed but contradicts what is stored (HTTP 409), e.g. a metric's kind or unit."""
+
+
 @dataclass(frozen=True)
 class BuildInfo:
     """Build fields a format may or may not carry; missing ones come from query parameters."""
@@ -38,10 +42,10 @@ class BuildInfo:
     parent_commit: str | None = None
     timestamp: str | None = None  # ISO 8601 as given; parsed and checked by the ingest layer
     version: str | None = None
-    # Pull-request builds name their merge-base (CONTRACT section 6).
+    # Pull-request builds name their merge-base (docs/API.md section 6).
     base_commit: str | None = None
     base_branch: str | None = None
-    # A build CI ran because the platform asked (CONTRACT section 7): the request's id.
+    # A build CI ran because the platform asked (docs/API.md section 7): the request's id.
     requested: str | None = None
     # The commits the build covers since the previous build of its branch, oldest first.
     commits: tuple[str, ...] | None = None

@@ -1,4 +1,4 @@
-"""The platform's own upload body (CONTRACT.md section 2).
+"""The platform's own upload body (docs/API.md section 2).
 
 Shape::
 

@@ -131,3 +131,43 @@ def test_it_keeps_the_group_untouched_apart_from_notified(scene, channels):
     plan_deliveries(scene.group.pk)
     after = AlertGroup.objects.get(pk=scene.group.pk)
     assert (after.status, after.build_id, after.team_id) == (before.status, before.build_id, before.team_id)
+
+
+class Probe:
+    """A transport that records what the database looked like while it was sending."""
+
+    kind = "webhook"
+
+    def __init__(self, during=None):
+        self.seen: list[dict] = []
+        self.during = during
+
+    def send(self, channel, payload, body, *, delivery_id=None):
+        from django.db import connection
+
+        d = Delivery.objects.get(pk=delivery_id)
+        self.seen.append({"atomic": connection.in_atomic_block, "claimed": d.claimed_until is not None})
+        if self.during:
+            self.seen[-1]["nested"] = self.during(delivery_id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_sends_with_no_transaction_open_and_a_claim_that_stops_a_twin(monkeypatch, settings):
+    from alerts.notify import service
+    from tests.notify.fixtures import make_scene
+
+    settings.PERF_WEBHOOK_ALLOW_PRIVATE = True
+    scene = make_scene()
+    channel = add_channel(scene.team, "webhook", url="http://127.0.0.1:9/hook", secret="s")
+    delivery = Delivery.objects.create(group=scene.group, channel=channel)
+    probe = Probe(during=lambda pk: attempt_delivery(pk, final=False))  # a redelivered twin, mid-send
+    monkeypatch.setitem(service.TRANSPORTS, "webhook", probe)
+    outcome = attempt_delivery(delivery.pk, final=False)
+    assert outcome.done and not outcome.retry
+    assert probe.seen[0]["atomic"] is False and probe.seen[0]["claimed"] is True
+    twin = probe.seen[0]["nested"]
+    assert twin.retry and not twin.done and twin.retry_after > 0
+    assert len(probe.seen) == 1  # the twin sent nothing
+    d = Delivery.objects.get(pk=delivery.pk)
+    assert (d.status, d.attempts, d.claimed_until) == (Delivery.Status.SENT, 1, None)
+    assert DeliveryAttempt.objects.filter(delivery=d).count() == 1

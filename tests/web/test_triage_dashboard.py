@@ -145,3 +145,15 @@ def test_it_enforces_csrf_on_bulk_triage(world):
     r = c.post("/teams/startup-perf/triage/", {"group": [g], "status": "invalid", "csrfmiddlewaretoken": token})
     assert r.status_code == 302
     assert Alert.objects.get(pk=world.alerts["startup"].pk).status == "invalid"
+
+
+def test_it_shows_the_bisection_state_and_culprit_commit(client, world):
+    Alert.objects.filter(pk=world.alerts["startup"].pk).update(confirmation="bisected", culprit_commit="c0ffee1234abcdef",
+                                                                range_commits=5)
+    login(client, world.member)
+    html = client.get("/teams/startup-perf/").content.decode()
+    assert 'class="badge bisect-bisected" title="bisection and confirmation runs">bisected</span>' in html
+    assert '<code title="culprit commit">c0ffee1234</code>' in html
+    Alert.objects.filter(pk=world.alerts["startup"].pk).update(confirmation="requested", culprit_commit="")
+    html = client.get("/teams/startup-perf/").content.decode()
+    assert ">requested</span> <span class=\"muted\">5 commits in range</span>" in html

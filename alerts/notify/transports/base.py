@@ -9,11 +9,6 @@ A transport either returns (delivered) or raises:
 from __future__ import annotations
 
 import email.utils
-import http.client
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from abc import ABC, abstractmethod
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -98,59 +93,18 @@ def error_for_status(status: int, reason: str, headers: Any = None) -> DeliveryE
     return TransientError(message, status_code=status)
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D102 - urllib hook
-        return None  # surfaces as HTTPError(3xx), classified as permanent
-
-
 def _snippet(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace").strip()
     return text[:200]
 
 
 def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float | None = None) -> int:
-    """POST `body` to `url`; return the 2xx status or raise PermanentError / TransientError."""
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise PermanentError(f"channel URL is not an http(s) URL: {url!r}")
-    try:
-        parts = urllib.parse.urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError when out of range
-    except ValueError as exc:
-        raise PermanentError(f"bad channel URL: {exc}") from None
-    if not parts.hostname:
-        raise PermanentError(f"channel URL has no host: {url!r}")
-    from alerts.notify.destinations import check_destination  # imports this module's errors
+    """POST `body` to `url` through the pinned, SSRF-checked connection of alerts/outbound.py; return the
+    2xx status or raise PermanentError / TransientError (redirects are not followed: permanent)."""
+    from alerts.outbound import send  # imports this module's errors
 
-    check_destination(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    request = urllib.request.Request(url, data=body, method="POST")
-    request.add_header("User-Agent", USER_AGENT)
-    for name, value in headers.items():
-        request.add_header(name, value)
-    opener = urllib.request.build_opener(_NoRedirect)
     limit = timeout_seconds() if timeout is None else timeout
-    started = time.monotonic()
-    try:
-        with opener.open(request, timeout=limit) as response:
-            response.read(64 * 1024)
-            return response.status
-    except urllib.error.HTTPError as exc:
-        try:
-            detail = _snippet(exc.read(2048))
-        except Exception:  # the body of an error answer is only informative
-            detail = ""
-        finally:
-            exc.close()
-        raise error_for_status(exc.code, detail or str(exc.reason or ""), exc.headers) from None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, TimeoutError):
-            raise TransientError(f"timed out after {time.monotonic() - started:.1f}s connecting to {url}") from None
-        if isinstance(reason, str) and "unknown url type" in reason:
-            raise PermanentError(f"bad channel URL: {reason}") from None
-        raise TransientError(f"cannot connect: {reason}") from None
-    except TimeoutError:
-        raise TransientError(f"timed out after {time.monotonic() - started:.1f}s waiting for {url}") from None
-    except (http.client.HTTPException, OSError) as exc:
-        raise TransientError(f"connection error: {exc.__class__.__name__}: {exc}") from None
-    except ValueError as exc:  # malformed URL (bad port, control characters)
-        raise PermanentError(f"bad channel URL: {exc}") from None
+    response = send("POST", url, body=body, headers={"User-Agent": USER_AGENT, **headers}, timeout=limit)
+    if 200 <= response.status < 300:
+        return response.status
+    raise error_for_status(response.status, _snippet(response.body[:2048]), response.headers)

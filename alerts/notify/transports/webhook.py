@@ -1,4 +1,4 @@
-"""Generic signed webhook (CONTRACT section 5): the JSON body POSTed as is, with an HMAC-SHA256 signature."""
+"""Generic signed webhook (docs/API.md section 5): the JSON body POSTed as is, with an HMAC-SHA256 signature."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from alerts.backfill import analyse_history
 from alerts.bisection.demo import seed_bisections
+from alerts.checks_demo import seed_pull_requests
 from alerts.config_loader import apply_config
 from alerts.models import Team
 from metrics.models import App, Build, Measurement, Metric, Series, pack_samples
@@ -81,6 +82,8 @@ class Command(BaseCommand):
                     found = analyse_history(app, platform, demo_data.BRANCH)
                     self.stdout.write(f"  {app_name} {platform}: detection raised {found} alerts")
         seed_bisections(self.stdout)  # one alert bisected to its commit, one not reproduced
+        # Pull-request builds with their checks: one clean, one regressing, one on a device main lacks.
+        seed_pull_requests(demo_data.APPS[0], demo_data.PLATFORMS[0], self.stdout)
         path = settings.VAR_DIR / "demo-planted.json"
         path.write_text(json.dumps(planted_all, indent=1))
         self.stdout.write(

@@ -1,0 +1,129 @@
+"""Planning and attempting the code-host post of a check; every request recorded, retried with backoff.
+
+Configuration: the app's `AppIntegration` (config file section `apps[].code_host`: `type: github`, `repo`,
+`token_env` naming the environment variable that holds the token, `api_url`). Apps without it post nothing.
+A post never fails an upload: it runs in its own task after the check is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+
+from django.db import transaction
+from django.utils import timezone
+
+from alerts.codehost import github
+from alerts.models import Check, CodeHostAttempt, CodeHostPost
+from alerts.notify.service import AttemptOutcome
+from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS: tuple[int, ...] = (10, 60, 300, 1800)  # then failed; the same backoff as notifications
+
+
+def target_for(check: Check) -> github.Target | None:
+    from alerts.models import AppIntegration
+
+    integ = AppIntegration.objects.filter(app_id=check.app_id).first()
+    if integ is None:
+        return None
+    if getattr(integ, "code_host_type", "") != "github" or not getattr(integ, "code_host_repo", ""):
+        return None
+    token = os.environ.get(integ.code_host_token_env or "", "")
+    api = (integ.code_host_api_url or "https://api.github.com").rstrip("/")
+    return github.Target(api_url=api, repo=integ.code_host_repo, token=token)
+
+
+def _state(check: Check) -> str:
+    return f"{check.status}:{hashlib.sha256(check.markdown.encode()).hexdigest()[:16]}"
+
+
+def plan_post(check_pk: int) -> int | None:
+    """After a check is stored: make sure its post is pending when its state changed, and queue it."""
+    check = Check.objects.select_related("app", "build").filter(pk=check_pk).first()
+    if check is None or target_for(check) is None:
+        return None
+    state = _state(check)
+    post, _ = CodeHostPost.objects.get_or_create(premerge_check=check)
+    if post.posted_state == state:
+        return None
+    CodeHostPost.objects.filter(pk=post.pk).update(status=CodeHostPost.Status.PENDING, want_state=state, attempts=0)
+    from alerts.tasks import post_check
+
+    post_check.apply_async(args=[post.pk])
+    return post.pk
+
+
+def _record(post: CodeHostPost, action: str, started: float, error: DeliveryError | None) -> None:
+    CodeHostAttempt.objects.create(post=post, action=action, ok=error is None,
+                                   status_code=error.status_code if error is not None else None,
+                                   error=str(error)[:2000] if error is not None else "",
+                                   duration_ms=int((time.monotonic() - started) * 1000))
+
+
+def attempt_post(post_pk: int, *, final: bool) -> AttemptOutcome:
+    """Post the commit status and the sticky comment once; record each request; say whether to retry."""
+    with transaction.atomic():
+        post = CodeHostPost.objects.select_for_update().filter(pk=post_pk).first()
+        if post is None or post.status != CodeHostPost.Status.PENDING:
+            return AttemptOutcome(done=True, retry=False)
+        check = Check.objects.select_related("app", "build").get(pk=post.premerge_check_id)
+        target = target_for(check)
+        error: DeliveryError | None = None
+        if target is None:
+            error = PermanentError("the app has no GitHub code host configured")
+        elif not target.token:
+            error = PermanentError("no token: the environment variable named by code_host.token_env is empty")
+        b = check.build
+        number = github.pr_number(b.branch)
+        steps = []
+        if error is None:
+            from alerts.premerge import HEADLINE, check_url
+
+            url = check_url(b)
+            if b.commit:
+                steps.append(("status", lambda: github.post_status(target, b.commit, check.status,
+                                                                     f"{check.status}: {HEADLINE.get(check.status, '')}",
+                                                                     url)))
+            if number is not None:
+                mark = github.marker(check.app.name, b.platform, b.branch)
+                steps.append(("comment", lambda: setattr(post, "comment_id", github.upsert_comment(
+                    target, number, mark, check.markdown, post.comment_id))))
+            if not steps:
+                error = PermanentError(f"nothing to post: build has no commit and branch {b.branch!r} names no PR")
+        for action, fn in steps:
+            started = time.monotonic()
+            try:
+                fn()
+                _record(post, action, started, None)
+            except DeliveryError as exc:
+                _record(post, action, started, exc)
+                error = exc
+                break
+            except Exception as exc:  # a bug or an unforeseen library error: record it, retry like transient
+                log.exception("posting check %s failed unexpectedly", check.pk)
+                error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
+                _record(post, action, started, error)
+                break
+        post.attempts += 1
+        if error is None:
+            post.status = CodeHostPost.Status.SENT
+            post.posted_state = post.want_state
+            post.error = ""
+            outcome = AttemptOutcome(done=True, retry=False)
+        else:
+            post.error = str(error)[:2000]
+            if isinstance(error, TransientError) and not final:
+                outcome = AttemptOutcome(done=False, retry=True, retry_after=error.retry_after)
+            else:
+                post.status = CodeHostPost.Status.FAILED
+                outcome = AttemptOutcome(done=True, retry=False)
+            if not steps:
+                _record(post, "config", time.monotonic(), error)
+        post.save()
+        post.updated = timezone.now()
+        return outcome

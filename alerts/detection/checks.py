@@ -1,0 +1,669 @@
+"""Pre-merge checks: compare a pull-request build with the base branch at its merge-base, metric by metric.
+
+Model (per metric, on the detector's analysis scale ``y``: the log of the build value for time/memory/size,
+the value itself for count/score/other, pooled log counts for rates)::
+
+    y_build = level + r_build + w_build
+
+``r`` is the runner effect shared by every run of a build (between-build noise, variance ``tau^2``, AR(1)
+along the base branch) and ``w`` the sampling noise of the build value over its runs (variance known from
+the runs). Two builds of the same code differ by ``r_1 - r_2 + w_1 - w_2``: comparing the runs of two builds
+as if they were draws from one distribution (a t-test or Mann-Whitney on the runs) ignores ``r`` and fails
+innocent pull requests. So the test for a shift ``delta = y_head - level_base`` uses
+
+    Var(delta) = tau^2 + w_head + Var(level_base),   Var(level_base) from the base window under AR(1)
+
+with ``tau^2`` estimated from the base branch's history *up to the base build* (robust, from lag-1/lag-4
+differences, :func:`statistics.estimate_noise`), never from newer builds. The base level is the robust level
+(median / 20%-trimmed mean) of the last ``baseline_builds`` builds up to the merge-base, cut at a level
+shift on the base branch inside that window, so a pull request based just after a shift on main is
+compared with the level it branched from. When the base build itself departs from the builds before it,
+the metric must also differ significantly from the base build alone (an intersection-union test: either
+baseline may be the right one).
+
+Per kind: time/memory on the trimmed mean of the runs (robust to a few slow runs and bimodal runs, like the
+detector) with a Student t reference (Satterthwaite degrees of freedom: the between-build variance is
+estimated from a finite history); rates on pooled counts with the over-dispersion ``phi`` of the base
+history (negative-binomial log-rate test); size exactly: any step at or above the size floor
+(``abs_floor``, default 100000 bytes) or the relative ``min_change`` is a change, without statistics.
+
+False failures are controlled family-wise over every noisy metric of the check (Holm-Bonferroni at
+``false_fail_rate``, default 5% per check whatever the number of metrics). A metric is a ``regression`` or
+``improvement`` when its Holm-adjusted p-value is at most the rate and the change passes the policy gates
+(``min_change`` relative, or ``abs_floor`` absolute; ``abs_threshold`` absolute minimum); ``inconclusive``
+when it points to a regression past the gates with an adjusted p-value within :data:`INCONCLUSIVE_FACTOR`
+times the rate (it then says how many runs of the head would decide, from the noise model, or that more
+runs of the same build cannot, because between-build noise dominates); ``same`` otherwise; ``no_baseline``
+without any base history.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import numpy as np
+from scipy import special
+
+from .model import DEFAULT_MIN_CHANGE, LOG_KINDS, Point
+from .statistics import (
+    MAD_TO_SIGMA,
+    RATE_OFFSET,
+    Noise,
+    block_sum_corr,
+    estimate_noise,
+    estimate_rate_noise,
+    fast_median,
+    median_var_factor,
+    noise_contrast,
+    rate_shift_test,
+    robust_location,
+    trimmed_mean_variance_factor,
+    trimmed_scale,
+)
+
+VERDICTS = ("regression", "improvement", "same", "inconclusive", "no_baseline")
+#: Default size floor (bytes): a size step at or above it is a change even below the relative min_change.
+SIZE_ABS_FLOOR = 100_000.0
+#: Builds up to the merge-base whose level forms the baseline (fewer after a shift on the base branch).
+BASELINE_BUILDS = 8
+#: Builds of base history the between-build variance is estimated from (up to the base build).
+HISTORY_BUILDS = 40
+#: z of a level shift inside the baseline window that cuts the window there.
+SHIFT_CUT_Z = 3.5
+#: z by which the base build alone departs from the builds before it to be tested as a second baseline.
+BASE_DEPARTS_Z = 2.5
+#: A regression-pointing metric is inconclusive when its adjusted p-value is within this factor of the rate.
+INCONCLUSIVE_FACTOR = 4.0
+#: Runs further than this many (MAD-scaled) deviations from a build's median are left out of its value.
+OUTLIER_MADS = 4.0
+#: Floor of the between-build variance as a share of the within-build part: a short history that shows
+#: none is not evidence of none.
+TAU_FLOOR = 0.3
+#: Degrees of freedom per base build of the lag-4 difference scale (overlapping, trimmed differences).
+NOISE_DF_PER_BUILD = 0.4
+#: Significance of the F-test by which a head's runs spread more than the base's (then not pooled).
+SPREAD_TEST_P = 0.001
+#: Cap on the weight (degrees of freedom) of the base builds' typical run spread pooled with the head's.
+POOL_DF = 30.0
+Z95 = 1.959963984540054
+Z_POWER80 = 0.8416212335729143
+
+
+@dataclass(frozen=True, slots=True)
+class MetricInput:
+    """One metric of a check: the head build's measurement and the base history (oldest first).
+
+    ``history`` holds the base branch's builds up to and including the base build (the last element is
+    the base build when it measured this metric), never newer ones: ``Point`` objects, or anything with
+    the same ``value``/``samples``/``count``/``total`` attributes (the stored history rows).
+    """
+
+    metric: str
+    kind: str
+    head: Point
+    history: Sequence[Point]
+    device: str = ""
+    unit: str = ""
+    lower_is_better: bool = True
+    min_change: float | None = None
+    abs_floor: float | None = None
+    abs_threshold: float | None = None
+
+
+@dataclass(slots=True)
+class MetricVerdict:
+    """The check's answer for one metric (in the metric's unit; ``rel_change = after / before - 1``)."""
+
+    metric: str
+    device: str
+    kind: str
+    unit: str
+    verdict: str
+    before: float | None
+    after: float | None
+    rel_change: float | None
+    ci: tuple[float, float] | None
+    p_value: float | None
+    test: str
+    runs_head: int
+    runs_base: int
+    more_runs: int | None = None
+    note: str = ""
+    p_raw: float | None = field(default=None, repr=False)
+    regression_side: bool = field(default=False, repr=False)
+    gates_ok: bool = field(default=False, repr=False)
+    raw: _Raw | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        out = {
+            "metric": self.metric, "device": self.device, "kind": self.kind, "unit": self.unit,
+            "verdict": self.verdict, "before": self.before, "after": self.after, "rel_change": self.rel_change,
+            "ci": list(self.ci) if self.ci is not None else None, "p_value": self.p_value,
+            "runs": {"head": self.runs_head, "base": self.runs_base}, "test": self.test,
+        }
+        if self.more_runs is not None:
+            out["more_runs"] = self.more_runs
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+# --- per-build summaries ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class _Summary:
+    y: float  # analysis scale
+    w: float  # sampling variance of y over the build's runs (nan: unknown)
+    runs: int
+
+
+def _summarise(p: Point, log: bool) -> _Summary | None:
+    """Build value on the analysis scale and its sampling variance over the runs.
+
+    Runs further than :data:`OUTLIER_MADS` MAD-scaled deviations from the build's median are left out; then
+    5+ runs: the trimmed mean cutting ``ceil(0.2 n)`` runs at each end (the detector's build value: a second
+    mode cannot move it); 2-4 runs: the median; else the value.
+    """
+    s = p.samples
+    n = 0 if s is None else len(s)
+    xs = np.sort(np.asarray(s, dtype=float)) if n >= 2 else None
+    if n >= 5:
+        med = fast_median(xs)
+        mad = MAD_TO_SIGMA * fast_median(np.abs(xs - med))
+        if mad > 0:
+            # Runs far outside the build's own spread (a slow path taken by three runs of ten) are not
+            # what the build measures; the 20% trimming alone would keep one of three.
+            xs = xs[np.abs(xs - med) <= OUTLIER_MADS * mad]
+    m = 0 if xs is None else xs.size
+    if m >= 5:
+        g = -(-m // 5)
+        kept = xs[g:m - g]
+        v = float(kept.mean())
+        var = float(kept.var(ddof=1)) if kept.size > 1 else math.nan
+        w = var * trimmed_mean_variance_factor(m)
+    elif m >= 2:
+        v = fast_median(xs)
+        q1, q3 = np.percentile(xs, [25, 75])
+        w = ((q3 - q1) / 1.3489795) ** 2 * median_var_factor(m) / m
+    else:
+        v, w = float(p.value), math.nan
+    if log:
+        if v <= 0:
+            return None
+        return _Summary(math.log(v), w / (v * v) if math.isfinite(w) else math.nan, max(n, 1))
+    return _Summary(v, w, max(n, 1))
+
+
+def _summaries(points: Sequence[Point], log: bool) -> list[_Summary]:
+    """:func:`_summarise` of many builds; builds with the same number of runs (5+) in one numpy pass."""
+    n = len(points[0].samples) if points and points[0].samples is not None else 0
+    if n >= 5 and all(p.samples is not None and len(p.samples) == n for p in points):
+        return _summaries_2d(points, n, log)
+    return _summaries_each(points, log)
+
+
+def _summaries_2d(points: Sequence[Point], n: int, log: bool) -> list[_Summary]:
+    """Vectorised :func:`_summarise`: after sorting, each build's kept runs are one contiguous slice, so the
+    trimmed means and variances come from cumulative sums over per-row slice bounds."""
+    x = np.sort(np.asarray([np.asarray(p.samples, dtype=float) for p in points]), axis=1)
+    med = np.median(x, axis=1)
+    dev = np.abs(x - med[:, None])
+    mad = MAD_TO_SIGMA * np.median(dev, axis=1)
+    inside = (dev <= OUTLIER_MADS * mad[:, None]) | (mad[:, None] <= 0)
+    lo = np.argmax(inside, axis=1)
+    hi = n - np.argmax(inside[:, ::-1], axis=1)
+    m = hi - lo
+    g = -(-m // 5)
+    a, b = lo + g, hi - g
+    k = b - a
+    zero = np.zeros((x.shape[0], 1))
+    c1 = np.concatenate([zero, np.cumsum(x, axis=1)], axis=1)
+    c2 = np.concatenate([zero, np.cumsum(x * x, axis=1)], axis=1)
+    rows = np.arange(x.shape[0])
+    kk = np.maximum(k, 1)
+    mean = (c1[rows, b] - c1[rows, a]) / kk
+    var = np.maximum(0.0, (c2[rows, b] - c2[rows, a]) - kk * mean * mean) / np.maximum(kk - 1, 1)
+    factor = np.array([trimmed_mean_variance_factor(int(mi)) if mi >= 5 else math.nan for mi in range(n + 1)])
+    w = var * factor[m]
+    out: list[_Summary] = []
+    for i, p in enumerate(points):
+        if m[i] < 5 or (log and mean[i] <= 0):
+            sm = _summarise(p, log)
+            if sm is not None:
+                out.append(sm)
+        elif log:
+            out.append(_Summary(math.log(mean[i]), float(w[i] / (mean[i] * mean[i])), n))
+        else:
+            out.append(_Summary(float(mean[i]), float(w[i]), n))
+    return out
+
+
+def _summaries_each(points: Sequence[Point], log: bool) -> list[_Summary]:
+    out = []
+    for p in points:
+        s = _summarise(p, log)
+        if s is not None:
+            out.append(s)
+    return out
+
+
+# --- statistics helpers -------------------------------------------------------------------------------------
+
+def _t_sf2(z: float, df: float) -> float:
+    """Two-sided p-value of ``z`` against Student t(df)."""
+    if not math.isfinite(z):
+        return 0.0
+    return min(1.0, 2.0 * float(special.stdtr(max(1.0, df), -abs(z))))
+
+
+def _t_isf(p: float, df: float) -> float:
+    return float(special.stdtrit(max(1.0, df), 1.0 - p))
+
+
+def _satterthwaite(parts: Sequence[tuple[float, float]]) -> float:
+    """Degrees of freedom of a sum of variance estimates ``(variance, df)`` (Welch-Satterthwaite)."""
+    total = sum(v for v, _ in parts)
+    denom = sum(v * v / d for v, d in parts if v > 0 and math.isfinite(d) and d > 0)
+    if total <= 0 or denom <= 0:
+        return 1e9
+    return max(1.0, total * total / denom)
+
+
+def _mean_var(noise: Noise, m: int) -> float:
+    """Variance (units of sigma^2) of the mean of ``m`` consecutive build values: iid part + AR(1) part."""
+    share = noise.ar_share if noise.rho > 0 else 0.0
+    return (1 - share) / m + share * block_sum_corr(m, noise.rho) / (m * m)
+
+
+def holm_adjust(p: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone), in the input order."""
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out
+
+
+def _level(x: list[float]) -> tuple[float, float]:
+    """:func:`statistics.robust_location` of a short list (the same values, without numpy)."""
+    n = len(x)
+    xs = sorted(x)
+    if n <= 4:
+        h = n // 2
+        med = xs[h] if n % 2 else 0.5 * (xs[h - 1] + xs[h])
+        return med, median_var_factor(n)
+    g = math.ceil(0.2 * n)
+    kept = xs[g:n - g]
+    return sum(kept) / len(kept), _trim_factor(n)
+
+
+@lru_cache(maxsize=64)
+def _trim_factor(n: int) -> float:
+    """The trimmed mean's variance factor, as :func:`statistics.robust_location` gives it."""
+    return robust_location(np.zeros(n))[1]
+
+
+def baseline_start(y: np.ndarray, noise: Noise, builds: int = BASELINE_BUILDS) -> tuple[int, float, float]:
+    """Where the base level's window starts: ``(start index, z of the strongest shift, z of the base build)``.
+
+    The window is the last ``builds`` values, cut at the strongest level shift inside it when that shift's
+    robust two-segment z reaches :data:`SHIFT_CUT_Z` (a shift on the base branch just before the merge-base).
+    The second z compares the base build alone with the builds before it.
+    """
+    n = y.size
+    start = max(0, n - builds)
+    if n < 4 or noise.sigma <= 0:
+        return start, 0.0, 0.0
+    best_m, best_z, z_one = 0, 0.0, 0.0
+    vals = y.tolist()  # the segments are short: plain Python sorts beat numpy's per-call overhead
+    s2 = noise.sigma * noise.sigma
+    for m in range(1, min(builds, n - 3) + 1):
+        before = vals[max(0, n - m - 16):n - m]
+        mb, fb = _level(before)
+        ma, fa = _level(vals[n - m:])
+        na, nb = m, len(before)
+        se2 = s2 * (fa / na + fb / nb) * noise_contrast(noise, na, nb) / (1.0 / na + 1.0 / nb)
+        z = (ma - mb) / math.sqrt(se2) if se2 > 0 else 0.0
+        if m == 1:
+            z_one = z
+        if abs(z) > abs(best_z):
+            best_m, best_z = m, z
+    if abs(best_z) >= SHIFT_CUT_Z:
+        start = n - best_m
+    return start, best_z, z_one
+
+
+def between_build_noise(y: np.ndarray, within: float | None, head_w: float = math.nan) -> tuple[Noise, float]:
+    """Per-build noise of the base history: ``(Noise, degrees of freedom of the between-build part)``.
+
+    ``sigma^2`` (marginal variance of a build value) is the robust (trimmed) half-variance of lag-L differences,
+    L = 4 with 10+ builds (``rho^4`` is small for the runner correlations seen, so it is nearly the marginal
+    variance, and level shifts touch few differences); ``tau^2 = sigma^2 - within`` is the between-build
+    part, floored at :data:`TAU_FLOOR` of the within part (an estimate of zero is not evidence of none). The AR(1)
+    coefficient from the detector's estimator is clipped to [0, 0.6]: it only sets how much averaging the
+    base window buys, and a short history often overstates it. The between-build part's degrees of freedom
+    shrink with its share of ``sigma^2`` (it is a difference of two estimates).
+    """
+    n = y.size
+    if n < 3:
+        # Too little history to see between-build noise: assume the runner effect as large as the sampling
+        # noise of a build value (or, without runs, the spread of what there is).
+        w0 = within if within is not None else (head_w if math.isfinite(head_w) else 0.0)
+        spread = float(np.var(y, ddof=1)) if n >= 2 else 0.0
+        s2 = max(2 * w0, spread)
+        return Noise(math.sqrt(s2), 0.0, 1.0, ar_share=0.5 if w0 > 0 else 1.0), 1.0
+    lag = 4 if n >= 10 else (2 if n >= 5 else 1)
+    v = (trimmed_scale(y[lag:] - y[:-lag]) ** 2) / 2.0
+    w = within if within is not None and within > 0 else 0.0
+    tau2 = max(v - w, TAU_FLOOR * w) if w > 0 else v
+    sigma2 = tau2 + w
+    rho = min(0.6, estimate_noise(y, within).rho) if n >= 12 else 0.0
+    df_v = max(1.0, NOISE_DF_PER_BUILD * (n - lag))
+    share = tau2 / sigma2 if sigma2 > 0 else 1.0
+    df_tau = max(1.0, df_v * min(1.0, tau2 / v) ** 2) if v > 0 else 1.0
+    return Noise(math.sqrt(sigma2), rho, df_v, ar_share=share), df_tau
+
+
+# --- per-kind comparisons (raw, before the family-wise decision) ------------------------------------------
+
+@dataclass(slots=True)
+class _Raw:
+    delta: float  # head - base on the analysis scale
+    se: float
+    df: float
+    before: float  # metric unit
+    after: float
+    p: float
+    test: str
+    runs_head: int
+    runs_base: int
+    log: bool
+    # projection of more head runs: se^2 = fixed + per_run / n_head
+    fixed_var: float = math.nan
+    per_run_var: float = math.nan
+
+
+def _to_unit(y: float, log: bool) -> float:
+    return math.exp(y) if log else y
+
+
+def _compare_level(inp: MetricInput, log: bool) -> _Raw | None:
+    head = _summarise(inp.head, log)
+    hist = _summaries(list(inp.history)[-HISTORY_BUILDS:], log)
+    if head is None or not hist:
+        return None
+    y = np.fromiter((h.y for h in hist), float, len(hist))
+    ws = [h.w for h in hist if math.isfinite(h.w)]
+    # The mean, not the median: each build's variance has a few degrees of freedom and a skewed
+    # distribution whose median understates it.
+    within = float(np.mean(ws)) if len(ws) >= max(1, len(hist) // 2) else None
+    runs_hist = int(np.median([h.runs for h in hist]))
+    noise, df_tau = between_build_noise(y, within, head.w)
+    sigma2 = noise.sigma ** 2
+    tau2 = sigma2 * noise.ar_share
+    w_bar = sigma2 - tau2
+    start, _, z_base = baseline_start(y, noise)
+    window = y[start:]
+    m = window.size
+    level, f = robust_location(window)
+    g = block_sum_corr(m, noise.rho) / (m * m)
+    base_tau, base_w = f * tau2 * g, f * w_bar / m
+    base_var = base_tau + base_w
+    # The head's sampling noise: its own runs' spread pooled with the base builds' typical one (scaled to
+    # the head's run count). A handful of kept runs gives a variance with 2-3 degrees of freedom, far too
+    # noisy alone; the pool still lets a head whose runs really spread more count for more.
+    typical = w_bar * runs_hist / head.runs if w_bar > 0 else 0.0
+    own = head.w if math.isfinite(head.w) else math.nan
+    df_own = max(1.0, 0.6 * (head.runs - 1))
+    df_typ = min(POOL_DF, max(2.0, 0.6 * len(ws) * max(1, runs_hist - 1))) if typical > 0 else 0.0
+    spread_more = (math.isfinite(own) and df_typ > 0
+                   and own > typical * float(special.fdtri(df_own, df_typ, 1 - SPREAD_TEST_P)))
+    if spread_more:
+        # The head's runs spread far more than the base's (e.g. half of them on a slow path): its own
+        # spread is the honest uncertainty of its value.
+        w_head, df_w = own, df_own
+    elif math.isfinite(own) and df_typ > 0:
+        w_head = (df_own * own + df_typ * typical) / (df_own + df_typ)
+        df_w = df_own + df_typ
+    elif math.isfinite(own):
+        w_head, df_w = own, df_own
+    else:
+        w_head, df_w = typical, max(df_typ, 2.0)
+    if not math.isfinite(own) and within is None:
+        tau2_head = sigma2  # no runs at all: the per-build noise is all we know
+    else:
+        tau2_head = tau2
+    fixed = tau2_head + base_var
+    var = fixed + w_head
+    df = _satterthwaite([(tau2_head + base_tau, df_tau), (base_w, POOL_DF), (w_head, df_w)])
+    delta = head.y - level
+    se = math.sqrt(max(var, 0.0))
+    z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
+    p = _t_sf2(z, df)
+    test = (f"t-test on {'log ' if log else ''}trimmed means: between-build variance from {y.size} base builds "
+            f"(AR(1)), base level over {m} build{'s' if m != 1 else ''}")
+    # Intersection-union with the base build alone when it departs from the builds before it.
+    if m > 1 and abs(z_base) >= BASE_DEPARTS_Z:
+        last = hist[-1]
+        w_last = last.w if math.isfinite(last.w) else w_bar
+        var1 = tau2 + w_last + tau2_head + w_head
+        z1 = (head.y - last.y) / math.sqrt(var1) if var1 > 0 else 0.0
+        p1 = _t_sf2(z1, df)
+        if p1 > p:
+            p = p1
+            test += "; also against the base build alone, which departs from the builds before it"
+    return _Raw(delta, se, df, _to_unit(level, log), _to_unit(head.y, log), p, test, head.runs, runs_hist, log,
+                fixed_var=fixed, per_run_var=w_head * head.runs)
+
+
+def _compare_rate(inp: MetricInput) -> _Raw | None:
+    h = inp.head
+    hist = [p for p in list(inp.history)[-HISTORY_BUILDS:] if p.count is not None and p.total]
+    if h.count is None or not h.total or not hist:
+        return None
+    c = np.fromiter((p.count for p in hist), float, len(hist))
+    t = np.fromiter((p.total for p in hist), float, len(hist))
+    y = np.log((c + RATE_OFFSET) / np.maximum(t, 1.0))
+    noise = estimate_rate_noise(y, 1.0 / (c + RATE_OFFSET)) if y.size >= 3 else Noise(0.0, 0.0, 1.0)
+    n = y.size
+    start = max(0, n - BASELINE_BUILDS)
+    if n >= 4:
+        best_m, best_z = 0, 0.0
+        for m in range(1, min(BASELINE_BUILDS, n - 3) + 1):
+            lo = max(0, n - m - 16)
+            tst = rate_shift_test(c[lo:n - m], t[lo:n - m], c[n - m:], t[n - m:], noise)
+            if abs(tst.z) > abs(best_z):
+                best_m, best_z = m, tst.z
+        if abs(best_z) >= SHIFT_CUT_Z:
+            start = n - best_m
+    cb, tb = float(c[start:].sum()), float(t[start:].sum())
+    m = n - start
+    lb = math.log((cb + RATE_OFFSET) / max(tb, 1.0))
+    la = math.log((h.count + RATE_OFFSET) / max(float(h.total), 1.0))
+    pois = 1.0 / (h.count + RATE_OFFSET) + 1.0 / (cb + RATE_OFFSET)
+    disp = noise.phi * (1.0 + 1.0 / m)
+    var = pois + disp
+    df = _satterthwaite([(disp, noise.df), (pois, 1e9)])
+    delta = la - lb
+    se = math.sqrt(var)
+    z = delta / se
+    p = _t_sf2(z, df)
+    test = (f"over-dispersed Poisson log-rate test: dispersion from {n} base builds, base counts pooled over "
+            f"{m} build{'s' if m != 1 else ''}")
+    return _Raw(delta, se, df, math.exp(lb), math.exp(la), p, test, 1, m, True)
+
+
+def _compare_size(inp: MetricInput, policy_min: float, floor: float) -> MetricVerdict:
+    base = inp.history[-1]
+    before, after = float(base.value), float(inp.head.value)
+    d = after - before
+    rel = d / abs(before) if before != 0 else (0.0 if d == 0 else math.inf)
+    changed = d != 0 and (abs(d) >= floor or abs(rel) >= policy_min)
+    if inp.abs_threshold is not None and abs(d) < inp.abs_threshold:
+        changed = False
+    worse = (d > 0) == inp.lower_is_better
+    verdict = "same" if not changed else ("regression" if worse else "improvement")
+    rel_out = rel if math.isfinite(rel) else None
+    return MetricVerdict(
+        inp.metric, inp.device, inp.kind, inp.unit, verdict, before, after, rel_out,
+        (rel_out, rel_out) if rel_out is not None else None, None,
+        f"exact size comparison with the base build (a change is a step >= {floor:g} {inp.unit or 'units'} "
+        f"or >= {policy_min:.2%})", 1, 1, regression_side=worse and d != 0, gates_ok=changed,
+    )
+
+
+def _gates(inp: MetricInput, raw: _Raw, min_change: float) -> bool:
+    """Policy gates on top of significance: relative min_change or absolute floor; absolute threshold."""
+    absd = abs(raw.after - raw.before)
+    rel = abs(math.expm1(raw.delta)) if raw.log else (absd / abs(raw.before) if raw.before else math.inf)
+    ok = raw.delta != 0 and (rel >= min_change or (inp.abs_floor is not None and absd >= inp.abs_floor))
+    if inp.abs_threshold is not None and absd < inp.abs_threshold:
+        ok = False
+    return ok
+
+
+def _rel_interval(raw: _Raw) -> tuple[float, float, float]:
+    lo, hi = raw.delta - Z95 * raw.se, raw.delta + Z95 * raw.se
+    if raw.log:
+        return math.expm1(raw.delta), math.expm1(lo), math.expm1(hi)
+    b = abs(raw.before) if raw.before else math.nan
+    return raw.delta / b, lo / b, hi / b
+
+
+def compare_metric(inp: MetricInput) -> MetricVerdict:
+    """The raw comparison of one metric (verdict ``same`` or ``no_baseline`` until :func:`decide`)."""
+    kind = inp.kind
+    min_change = inp.min_change if inp.min_change is not None else DEFAULT_MIN_CHANGE.get(kind, 0.0)
+    if not inp.history:
+        return MetricVerdict(inp.metric, inp.device, kind, inp.unit, "no_baseline", None,
+                             _head_value(inp.head, kind), None, None, None,
+                             "no baseline: the base branch never measured this metric on this device before the "
+                             "base build", _runs(inp.head), 0)
+    if kind == "size":
+        floor = inp.abs_floor if inp.abs_floor is not None else SIZE_ABS_FLOOR
+        return _compare_size(inp, min_change, floor)
+    raw = _compare_rate(inp) if kind == "rate" else _compare_level(inp, kind in LOG_KINDS)
+    if raw is None:
+        return MetricVerdict(inp.metric, inp.device, kind, inp.unit, "no_baseline", None,
+                             _head_value(inp.head, kind), None, None, None,
+                             "no comparable baseline (no counts, or non-positive values on a log scale)",
+                             _runs(inp.head), 0)
+    rel, lo, hi = _rel_interval(raw)
+    v = MetricVerdict(inp.metric, inp.device, kind, inp.unit, "same", raw.before, raw.after,
+                      _finite(rel), (_finite(lo), _finite(hi)), raw.p, raw.test, raw.runs_head, raw.runs_base,
+                      p_raw=raw.p)
+    v.regression_side = raw.delta != 0 and (raw.delta > 0) == inp.lower_is_better
+    v.gates_ok = _gates(inp, raw, min_change)
+    v.raw = raw
+    return v
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _runs(p: Point) -> int:
+    return len(p.samples) if p.samples is not None else 1
+
+
+def _head_value(p: Point, kind: str) -> float:
+    if kind == "rate" and p.count is not None and p.total:
+        return p.count / p.total
+    return float(p.value)
+
+
+def more_runs_needed(raw: _Raw, alpha: float) -> int | None:
+    """Head runs to add so the observed change would reach significance ``alpha`` with 80% power.
+
+    ``se^2(n) = fixed + per_run / n``: more runs of the same build shrink only the sampling part, so when the
+    between-build part alone is too large, no number of runs decides (None).
+    """
+    if not (math.isfinite(raw.fixed_var) and math.isfinite(raw.per_run_var)) or raw.delta == 0:
+        return None
+    zc = _t_isf(alpha / 2, raw.df) + Z_POWER80
+    target = (raw.delta / zc) ** 2
+    room = target - raw.fixed_var
+    if room <= 0 or raw.per_run_var <= 0:
+        return None
+    n = math.ceil(raw.per_run_var / room)
+    return max(1, n - raw.runs_head)
+
+
+def decide(rows: list[MetricVerdict], false_fail_rate: float = 0.05) -> list[MetricVerdict]:
+    """Family-wise decision over the noisy metrics of one check, then the gates; size is exact.
+
+    Only a regression fails a check, so regressions are decided on one-sided p-values (the change being in
+    the regression direction), Holm-adjusted over every noisy metric: the probability that a check of
+    unchanged code fails is at most ``false_fail_rate``. Improvements are decided the same way on the other
+    side. ``p_value`` is the adjusted one-sided p-value in the direction of the estimate.
+    """
+    alpha = false_fail_rate
+    noisy = [r for r in rows if r.p_raw is not None and r.verdict == "same"]
+    m = len(noisy)
+    worse = [r.p_raw / 2 if r.regression_side else 1 - r.p_raw / 2 for r in noisy]
+    better = [1 - r.p_raw / 2 if r.regression_side else r.p_raw / 2 for r in noisy]
+    adj_worse, adj_better = holm_adjust(worse), holm_adjust(better)
+    for r, pw, pb in zip(noisy, adj_worse, adj_better, strict=True):
+        r.p_value = pw if r.regression_side else pb
+        r.test += f"; one-sided, Holm over {m} metric{'s' if m != 1 else ''}"
+        if r.regression_side and pw <= alpha and r.gates_ok:
+            r.verdict = "regression"
+        elif not r.regression_side and pb <= alpha and r.gates_ok:
+            r.verdict = "improvement"
+        elif r.regression_side and r.gates_ok and pw <= min(1.0, INCONCLUSIVE_FACTOR * alpha):
+            r.verdict = "inconclusive"
+            r.more_runs = more_runs_needed(r.raw, 2 * alpha / m) if r.raw is not None else None
+            r.note = (f"about {r.more_runs} more runs of this build would decide" if r.more_runs is not None else
+                      "more runs of this build cannot decide: between-build noise dominates; rebuild or "
+                      "repeat on other runners")
+    return rows
+
+
+def run_check(inputs: Sequence[MetricInput], false_fail_rate: float = 0.05,
+              extra: Sequence[MetricVerdict] = ()) -> list[MetricVerdict]:
+    """Compare every metric and decide family-wise; ``extra`` rows (e.g. size budgets) are appended as given."""
+    if not (0 < false_fail_rate < 1):
+        raise ValueError("false_fail_rate must be in (0, 1)")
+    rows = decide([compare_metric(i) for i in inputs], false_fail_rate)
+    return rows + [replace(e) for e in extra]
+
+
+def check_status(rows: Sequence[MetricVerdict]) -> str:
+    """``fail`` exactly when a metric regressed; else ``inconclusive`` if one is; ``pass`` if any metric was
+    compared; else ``no_baseline``."""
+    verdicts = {r.verdict for r in rows}
+    if "regression" in verdicts:
+        return "fail"
+    if "inconclusive" in verdicts:
+        return "inconclusive"
+    if verdicts & {"same", "improvement"}:
+        return "pass"
+    return "no_baseline"
+
+
+def summary(rows: Sequence[MetricVerdict]) -> dict[str, int]:
+    out = dict.fromkeys(VERDICTS, 0)
+    for r in rows:
+        out[r.verdict] += 1
+    return out
+
+
+__all__ = [
+    "VERDICTS",
+    "MetricInput",
+    "MetricVerdict",
+    "baseline_start",
+    "check_status",
+    "compare_metric",
+    "decide",
+    "holm_adjust",
+    "more_runs_needed",
+    "run_check",
+    "summary",
+]

@@ -1,0 +1,136 @@
+"""Pre-merge check statistics: each property of alerts.detection.checks on simulated builds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from alerts.detection import checks as C
+from alerts.detection.model import Point
+
+
+def build(rng, level, runner, cv=0.03, runs=10, slow=0):
+    r = level * math.exp(runner) * np.exp(rng.normal(0, cv, runs))
+    r[:slow] *= 1.6
+    return Point(float(np.median(r)), samples=r)
+
+
+def history(rng, n=30, tau=0.01, rho=0.5, level=400.0, cv=0.03, shift_at=None, shift=0.0):
+    e = np.zeros(n)
+    e[0] = rng.normal(0, tau)
+    for k in range(1, n):
+        e[k] = rho * e[k - 1] + math.sqrt(1 - rho * rho) * rng.normal(0, tau)
+    lv = [level * (1 + shift if shift_at is not None and k >= shift_at else 1) for k in range(n)]
+    return [build(rng, lv[k], e[k], cv) for k in range(n)], lv[-1]
+
+
+def a_check(rng, n_metrics=100, planted=None, factor=1.12, tau=0.01, slow_heads=0):
+    inputs = []
+    for j in range(n_metrics):
+        hist, level = history(rng, tau=tau)
+        f = factor if j == planted else 1.0
+        head = build(rng, level * f, rng.normal(0, tau), slow=3 if j < slow_heads else 0)
+        inputs.append(C.MetricInput(f"m{j:03d}", "time", head, hist))
+    return C.run_check(inputs)
+
+
+def test_it_holds_false_failures_near_the_rate_across_many_metrics():
+    rng = np.random.default_rng(1)
+    fails = sum(C.check_status(a_check(rng, n_metrics=60)) == "fail" for _ in range(12))
+    assert fails <= 2  # 5% per check; 12 checks of 60 metrics each
+
+
+def test_it_fails_far_fewer_innocent_builds_than_a_t_test_on_the_runs():
+    """Two builds of the same code differ by their runner effects: between-build variance is in the test."""
+    from scipy import stats
+
+    rng = np.random.default_rng(2)
+    naive = ours = 0
+    for _ in range(30):
+        hist, level = history(rng, tau=0.03)
+        head = build(rng, level, rng.normal(0, 0.03))
+        naive += stats.ttest_ind(np.log(head.samples), np.log(hist[-1].samples)).pvalue < 0.05
+        ours += C.run_check([C.MetricInput("m", "time", head, hist)])[0].verdict == "regression"
+    assert ours <= 4 < 10 <= naive
+
+
+def test_it_catches_a_planted_regression_and_names_it():
+    rng = np.random.default_rng(3)
+    rows = a_check(rng, planted=7, factor=1.15)
+    assert C.check_status(rows) == "fail"
+    assert [r.metric for r in rows if r.verdict == "regression"] == ["m007"]
+    r = rows[7]
+    assert 0.05 < r.rel_change < 0.3 and r.ci[0] < r.rel_change < r.ci[1] and r.p_value <= 0.05
+    assert (r.runs_head, r.runs_base) == (10, 10) and "Holm over 100" in r.test
+
+
+def test_it_calls_an_improvement_but_does_not_fail_on_it():
+    rng = np.random.default_rng(4)
+    rows = a_check(rng, n_metrics=20, planted=3, factor=0.85)
+    assert rows[3].verdict == "improvement" and C.check_status(rows) != "fail"
+
+
+def test_it_is_not_failed_by_a_few_slow_runs():
+    rng = np.random.default_rng(5)
+    rows = a_check(rng, n_metrics=30, slow_heads=30)  # every head has 3 of 10 runs on a 1.6x slow path
+    assert not [r for r in rows if r.verdict == "regression"]
+
+
+def test_it_compares_with_the_level_at_the_merge_base_not_before_a_shift_on_main():
+    rng = np.random.default_rng(6)
+    hist, level = history(rng, n=30, shift_at=27, shift=0.10)  # main got 10% slower 3 builds before the base
+    head = build(rng, level, rng.normal(0, 0.01))
+    v = C.run_check([C.MetricInput("m", "time", head, hist)])[0]
+    assert v.verdict == "same" and abs(v.rel_change) < 0.05
+    assert abs(v.before / level - 1) < 0.03  # the shifted level, not the older one 10% below
+
+
+def test_it_compares_sizes_exactly_with_the_floor():
+    h = [Point(30_000_000.0)] * 5
+    same = C.compare_metric(C.MetricInput("s", "size", Point(30_000_000.0 + 50_000), h))
+    floor = C.compare_metric(C.MetricInput("s", "size", Point(30_000_000.0 + 100_000), h))
+    rel = C.compare_metric(C.MetricInput("s", "size", Point(201_000.0), [Point(200_000.0)]))
+    custom = C.compare_metric(C.MetricInput("s", "size", Point(30_000_000.0 + 60_000), h, abs_floor=50_000))
+    assert (same.verdict, floor.verdict, rel.verdict, custom.verdict) == ("same", "regression", "regression", "regression")
+    assert C.check_status(C.decide([same])) == "pass"
+
+
+def test_it_tests_rates_on_counts_with_over_dispersion():
+    rng = np.random.default_rng(7)
+    hist = [Point(0.0, count=int(rng.poisson(400 * rng.gamma(50, 1 / 50))), total=200_000) for _ in range(30)]
+    same = C.run_check([C.MetricInput("r", "rate", Point(0.0, count=430, total=200_000), hist)])[0]
+    worse = C.run_check([C.MetricInput("r", "rate", Point(0.0, count=1000, total=200_000), hist)])[0]
+    assert same.verdict == "same" and worse.verdict == "regression"
+    assert "over-dispersed" in worse.test
+
+
+def test_it_has_no_baseline_without_history_and_never_fails_on_it():
+    rows = C.run_check([C.MetricInput("m", "time", Point(5.0, samples=[5.0, 5.1, 4.9]), [])])
+    assert rows[0].verdict == "no_baseline" and C.check_status(rows) == "no_baseline"
+
+
+def test_it_says_how_many_more_runs_would_decide_an_inconclusive_metric():
+    raw = C._Raw(delta=0.05, se=0.03, df=100, before=1, after=1.05, p=0.1, test="", runs_head=5, runs_base=5,
+                 log=True, fixed_var=1e-5, per_run_var=5 * 0.03 ** 2)
+    n = C.more_runs_needed(raw, 0.05 / 100)
+    assert n is not None and n > 5
+    raw.fixed_var = 0.05 ** 2  # the between-build part alone is too large: no number of runs decides
+    assert C.more_runs_needed(raw, 0.05 / 100) is None
+
+
+def test_it_adjusts_p_values_as_holm_does():
+    assert C.holm_adjust([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
+
+
+def test_it_rejects_a_false_fail_rate_outside_zero_one():
+    with pytest.raises(ValueError):
+        C.run_check([], false_fail_rate=1.5)
+
+
+def test_it_appends_extra_rows_such_as_budgets():
+    extra = C.MetricVerdict("budget:size.module.*", "", "size", "bytes", "regression", None, 6e6, None, None, None,
+                            "size budget maps: 5000000 bytes", 1, 0)
+    rows = C.run_check([], extra=[extra])
+    assert C.check_status(rows) == "fail"

@@ -1,0 +1,125 @@
+"""Posting checks to GitHub, against a fake GitHub API on 127.0.0.1 that records every request."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from alerts.codehost import github, service
+from alerts.models import AppIntegration, Check, CodeHostAttempt, CodeHostPost
+from metrics.models import App, Build
+
+pytestmark = pytest.mark.django_db
+
+
+class FakeGitHub(BaseHTTPRequestHandler):
+    requests: list = []
+    comments: dict = {}
+    fail_next: list = []
+
+    def _answer(self, status, doc):
+        data = json.dumps(doc).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _handle(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(n)) if n else None
+        self.requests.append((self.command, self.path, body, self.headers.get("Authorization")))
+        if self.fail_next:
+            return self._answer(self.fail_next.pop(0), {"message": "try later"})
+        if self.command == "POST" and "/statuses/" in self.path:
+            return self._answer(201, {"id": 1})
+        if self.command == "GET" and self.path.split("?")[0].endswith("/comments"):
+            return self._answer(200, [{"id": k, "body": v} for k, v in self.comments.items()])
+        if self.command == "POST" and self.path.endswith("/comments"):
+            cid = 100 + len(self.comments)
+            self.comments[cid] = body["body"]
+            return self._answer(201, {"id": cid})
+        if self.command == "PATCH":
+            cid = int(self.path.rsplit("/", 1)[-1])
+            self.comments[cid] = body["body"]
+            return self._answer(200, {"id": cid})
+        return self._answer(404, {"message": "Not Found"})
+
+    do_GET = do_POST = do_PATCH = _handle
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def fake_github(settings, monkeypatch):
+    settings.PERF_WEBHOOK_ALLOW_PRIVATE = True
+    monkeypatch.setenv("PERF_GITHUB_TOKEN", "ghp_test")
+    FakeGitHub.requests, FakeGitHub.comments, FakeGitHub.fail_next = [], {}, []
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), FakeGitHub)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_port}"
+    srv.shutdown()
+
+
+def make_check(api_url, status="fail", markdown="### perfplatform check: **fail**\n"):
+    app = App.objects.create(name="com.example.shop")
+    AppIntegration.objects.create(app=app, code_host_type="github", code_host_repo="acme/shop",
+                                  code_host_token_env="PERF_GITHUB_TOKEN", code_host_api_url=api_url)
+    from django.utils import timezone
+
+    b = Build.objects.create(app=app, platform="android", branch="pr/123", ext_id="pr-77", commit="abc123",
+                             timestamp=timezone.now(), role="pr", base_commit="c1", base_branch="main")
+    return Check.objects.create(build=b, app=app, platform="android", base_branch="main", base_commit="c1",
+                                status=status, markdown=markdown, requested=timezone.now())
+
+
+def test_it_posts_a_commit_status_and_one_sticky_comment_updated_in_place(fake_github):
+    check = make_check(fake_github)
+    post_pk = service.plan_post(check.pk)  # tasks run in-process: posted at once
+    post = CodeHostPost.objects.get(pk=post_pk)
+    assert post.status == "sent"
+    methods = [(m, p.split("?")[0]) for m, p, _, _ in FakeGitHub.requests]
+    assert methods == [("POST", "/repos/acme/shop/statuses/abc123"), ("GET", "/repos/acme/shop/issues/123/comments"),
+                       ("POST", "/repos/acme/shop/issues/123/comments")]
+    status_body = FakeGitHub.requests[0][2]
+    assert status_body["state"] == "failure" and status_body["context"] == "perfplatform/check"
+    assert status_body["target_url"].endswith("/checks/com.example.shop/android/pr-77/")
+    assert all(auth == "Bearer ghp_test" for *_, auth in FakeGitHub.requests)
+    (comment,) = FakeGitHub.comments.values()
+    assert comment.startswith(github.marker("com.example.shop", "android", "pr/123")) and "**fail**" in comment
+    # The check changes: the same comment is edited, not a second one added.
+    Check.objects.filter(pk=check.pk).update(status="pass", markdown="### perfplatform check: **pass**\n")
+    service.plan_post(check.pk)
+    assert len(FakeGitHub.comments) == 1 and "**pass**" in next(iter(FakeGitHub.comments.values()))
+    assert FakeGitHub.requests[-1][0] == "PATCH" and FakeGitHub.requests[-2][2]["state"] == "success"
+    # Unchanged: nothing is posted again.
+    n = len(FakeGitHub.requests)
+    assert service.plan_post(check.pk) is None and len(FakeGitHub.requests) == n
+
+
+def test_it_retries_a_failed_post_and_records_every_attempt(fake_github):
+    check = make_check(fake_github)
+    post, _ = CodeHostPost.objects.get_or_create(premerge_check=check, defaults={"want_state": "x"})
+    FakeGitHub.fail_next = [503]
+    first = service.attempt_post(post.pk, final=False)
+    assert first.retry and not first.done
+    second = service.attempt_post(post.pk, final=False)
+    assert second.done
+    attempts = list(CodeHostAttempt.objects.filter(post=post).order_by("pk").values_list("action", "ok", "status_code"))
+    assert attempts == [("status", False, 503), ("status", True, None), ("comment", True, None)]
+    assert CodeHostPost.objects.get(pk=post.pk).status == "sent"
+
+
+def test_it_fails_a_post_permanently_without_a_token_and_never_raises(fake_github, monkeypatch):
+    monkeypatch.delenv("PERF_GITHUB_TOKEN")
+    check = make_check(fake_github)
+    post_pk = service.plan_post(check.pk)
+    post = CodeHostPost.objects.get(pk=post_pk)
+    assert post.status == "failed" and "token" in post.error and FakeGitHub.requests == []
+
+
+def test_it_reads_the_pull_request_number_from_the_branch():
+    assert [github.pr_number(b) for b in ("pr/123", "pull/7", "feature/pr-9", "main", "pr/x")] == [123, 7, 9, None, None]

@@ -1,0 +1,45 @@
+"""A refined culprit never drops a person's triage, and never lands an alert on a build it cannot see."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from alerts import lifecycle
+from alerts.models import Alert
+from metrics.history import recent_points
+
+
+def context(world, name="startup.cold.ttid", offset=0):
+    s = world.series[name]
+    pts = recent_points([s.pk], limit=1000)[s.pk]
+    return lifecycle.SeriesContext(s, pts, world.teams["startup-perf"].pk, offset=offset), pts
+
+
+def test_it_keeps_the_note_of_a_withdrawn_alert_the_refined_culprit_lands_on(world):
+    withdrawn = world.alerts["older"]  # withdrawn, at builds[20]
+    Alert.objects.filter(pk=withdrawn.pk).update(note="flaky runner, see INFRA-12", status="invalid")
+    ctx, pts = context(world)
+    index_of = {p.build_id: i for i, p in enumerate(pts)}
+    moving = world.alerts["startup"]  # at builds[30]
+    cp = dataclasses.replace(lifecycle.as_change_point(moving, index_of), index=20, first_index=19, last_index=21)
+    saved = lifecycle.save_change_point(cp, ctx, detected_build_id=None, existing=moving)
+    assert saved.pk == moving.pk and saved.build_id == world.builds[20].pk
+    assert "flaky runner, see INFRA-12" in saved.note
+    assert saved.status == "invalid"
+    assert not Alert.objects.filter(pk=withdrawn.pk).exists()
+
+
+def test_it_never_clamps_an_index_outside_the_window_to_the_edge_build(world):
+    ctx, pts = context(world, offset=100)  # the window holds series positions 100..139
+    assert ctx.build_at(100) == pts[0].build_id
+    assert ctx.build_at(99) is None and ctx.build_at(100 + len(pts)) is None
+    moving = world.alerts["startup"]
+    index_of = {p.build_id: 100 + i for i, p in enumerate(pts)}
+    cp = lifecycle.as_change_point(moving, index_of)
+    with pytest.raises(ValueError, match="outside the loaded window"):
+        lifecycle.save_change_point(dataclasses.replace(cp, index=5), ctx, detected_build_id=None, existing=moving)
+    saved = lifecycle.save_change_point(dataclasses.replace(cp, first_index=90), ctx, detected_build_id=None,
+                                        existing=moving)
+    assert saved.first_build_id is None  # unknown, not the window's first build
