@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from alerts.analysis import analyse_build
-from alerts.models import Alert, AlertGroup, Team
+from alerts.models import Alert, AlertGroup, MetricOverride, Team
 from metrics.models import Build
 from tests.factories import history_bodies
 
@@ -135,3 +135,17 @@ def test_it_takes_a_pending_backlog_along_in_one_analysis(upload, monkeypatch):
     assert analyse_build_if_pending(Build.objects.get(ext_id="10").pk) == "done"
     found = {(a.series.metric.name, a.build.ext_id) for a in live_alerts()}
     assert found == {("startup.cold.ttid", "30"), ("size.apk.download", "36")}
+
+
+def test_it_reports_a_size_step_at_the_default_absolute_floor(upload):
+    # +0.4% of a 31.5 MB APK = 126 kB: under the 0.5% min_change, over the 100 kB default floor for bytes
+    bodies = history_bodies(45, shifts={"size.apk.download": (36, 0.004)})
+    upload_all(upload, bodies)
+    sizes = live_alerts().filter(series__metric__name="size.apk.download")
+    assert [(a.build.ext_id, a.direction) for a in sizes] == [("36", "regression")]
+
+
+def test_it_takes_the_abs_floor_of_the_config_metrics_table(upload):
+    MetricOverride.objects.create(position=0, metric="size.*", abs_floor=200_000)
+    upload_all(upload, history_bodies(45, shifts={"size.apk.download": (36, 0.004)}))
+    assert not live_alerts().filter(series__metric__name="size.apk.download").exists()

@@ -50,9 +50,11 @@ def test_it_merges_metric_overrides_later_rows_winning():
             self.min_change = kw.get("min_change")
             self.abs_threshold = kw.get("abs_threshold")
             self.sensitivity = kw.get("sensitivity")
+            self.abs_floor = kw.get("abs_floor")
 
-    rows = [Row("size.*", min_change=0.005, sensitivity=0.5), Row("size.apk.*", min_change=0.01)]
-    assert metric_overrides("a", "android", "size.apk.download", rows) == {"min_change": 0.01, "sensitivity": 0.5}
+    rows = [Row("size.*", min_change=0.005, sensitivity=0.5, abs_floor=1e5), Row("size.apk.*", min_change=0.01)]
+    assert metric_overrides("a", "android", "size.apk.download", rows) == {"min_change": 0.01, "sensitivity": 0.5,
+                                                                         "abs_floor": 1e5}
     assert metric_overrides("a", "android", "startup.cold", rows) == {}
 
 
