@@ -56,6 +56,9 @@ class AlertOut(Schema):
     culprit_commit: str | None
     range_commits: int | None
     confirmation: str
+    shape: str
+    slope_per_build: float | None
+    window_builds: int | None
     created: datetime
     url: str
 
@@ -107,6 +110,7 @@ def alert_payload(request: HttpRequest | None, a: Alert, *, base_url: str | None
         "sensitivity": a.sensitivity, "detection": a.detection, "status": a.status, "recovered": a.recovered,
         "note": a.note, "team": a.team.name, "group": a.group_id, "created": a.created, "url": url,
         "culprit_commit": a.culprit_commit or None, "range_commits": a.range_commits, "confirmation": a.confirmation,
+        "shape": a.shape, "slope_per_build": a.slope_per_build, "window_builds": a.window_builds,
     }
 
 

@@ -53,6 +53,9 @@ def _fields(cp: ChangePoint, ctx: SeriesContext) -> dict:
         "after_ci_high": cp.after_ci[1],
         "p_value": cp.p_value,
         "test": cp.test,
+        "shape": cp.shape,
+        "slope_per_build": cp.slope_per_build,
+        "window_builds": cp.window_builds,
         "detection": (
             Alert.Detection.WITHDRAWN if cp.withdrawn else Alert.Detection.CONFIRMED if cp.confirmed else Alert.Detection.OPEN
         ),
@@ -134,6 +137,9 @@ def as_change_point(alert: Alert, index_of: dict[int, int]) -> ChangePoint | Non
         withdrawn=alert.detection == Alert.Detection.WITHDRAWN,
         confirmed=alert.detection == Alert.Detection.CONFIRMED,
         sensitivity=alert.sensitivity,
+        shape="drift" if alert.shape == "drift" else "shift",
+        slope_per_build=alert.slope_per_build,
+        window_builds=alert.window_builds,
     )
 
 

@@ -210,6 +210,11 @@ class Alert(models.Model):
     after_ci_high = models.FloatField(null=True)
     p_value = models.FloatField(null=True)
     test = models.CharField(max_length=100)
+    # "shift": a step at the culprit; "drift": a gradual change starting there, over window_builds builds at
+    # slope_per_build (metric unit per build), before/after being the levels at the window's two ends.
+    shape = models.CharField(max_length=8, choices=[("shift", "shift"), ("drift", "drift")], default="shift")
+    slope_per_build = models.FloatField(null=True, blank=True)
+    window_builds = models.IntegerField(null=True, blank=True)
     sensitivity = models.FloatField(null=True, help_text="Smallest relative shift detectable within 10 builds.")
     detection = models.CharField(max_length=10, choices=Detection.choices, default=Detection.OPEN)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.UNTRIAGED)

@@ -38,6 +38,8 @@ def test_it_lists_alerts_with_the_contract_fields(client, alerts, app_token):
     ttid = next(a for a in results if a["metric"] == "startup.cold.ttid")
     assert (ttid["build"], ttid["previous_build"], ttid["commit"], ttid["previous_commit"]) == ("30", "29", "c30", "c29")
     assert ttid["status"] == "untriaged" and ttid["team"] == "central-perf"
+    # planted steps are shifts; drift fields are additive and empty for them
+    assert (ttid["shape"], ttid["slope_per_build"], ttid["window_builds"]) == ("shift", None, None)
 
 
 @pytest.mark.parametrize(("query", "metrics"), [

@@ -5,7 +5,8 @@ as ``detected_at``). Hindsight re-examines every proposal, withdrawn ones includ
 sides (from the previous kept change point to the next proposal, up to ``config.window`` builds each side):
 the culprit is relocated within ``refine_radius`` builds and the levels and p-value re-estimated. A proposal
 is kept when it passes the same test and gates on that data, or when the online pass confirmed it; duplicate
-proposals of one shift (withdrawn, then raised again) are merged.
+proposals of one shift (withdrawn, then raised again) are merged, and a train of same-direction shifts is
+reported as one drift (``drift.collapse_drift``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from .drift import collapse_drift
 from .evaluate import build_series, point_fields, review_open, to_change_point
 from .model import DEFAULT, ChangePoint, DetectorConfig, Point
 from .online import OnlineDetector
@@ -53,7 +55,12 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
         elif cp.confirmed:
             kept = dataclasses.replace(cp)
             out.append(kept)
-    return out
+    return collapse_drift(out, max_gap=_drift_gap(config))
+
+
+def _drift_gap(config: DetectorConfig) -> int:
+    """Shifts closer than this (builds) can be one drift: about twice the post-change evidence a shift needs."""
+    return 2 * config.confirm_after + config.min_before
 
 
 def _relaxed(config: DetectorConfig) -> DetectorConfig:

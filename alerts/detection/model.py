@@ -28,6 +28,7 @@ DEFAULT_MIN_CHANGE = {"time": 0.01, "memory": 0.01, "size": 0.005, "rate": 0.10,
 DEFAULT_ABS_FLOOR = {("size", "bytes"): 100_000.0}
 
 Direction = Literal["regression", "improvement"]
+Shape = Literal["shift", "drift"]
 EventType = Literal["raised", "refined", "confirmed", "withdrawn"]
 
 
@@ -180,6 +181,11 @@ class ChangePoint:
     confirmed: bool = False
     z: float = 0.0
     sensitivity: float | None = field(default=None)
+    #: "shift": a step at ``index``; "drift": a gradual change from ``index`` over ``window_builds`` builds
+    #: at ``slope_per_build`` (metric unit per build), ``before``/``after`` the levels at its two ends.
+    shape: Shape = "shift"
+    slope_per_build: float | None = None
+    window_builds: int | None = None
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -70,6 +70,9 @@ def alert_dict(alert: Alert, *, base_url: str) -> dict[str, Any]:
         "culprit_commit": alert.culprit_commit or None,
         "range_commits": alert.range_commits,
         "confirmation": alert.confirmation,
+        "shape": alert.shape,
+        "slope_per_build": alert.slope_per_build,
+        "window_builds": alert.window_builds,
         "team": alert.team.name,
         "created": _iso(alert.created),
         "url": _join(base_url, f"/alerts/{alert.group_id}/"),
@@ -172,13 +175,18 @@ def commit_range(payload: dict[str, Any]) -> str:
 
 
 def metric_line(alert: dict[str, Any]) -> str:
-    """`startup.cold.ttid (pixel-6): 400 ms → 480 ms (+20.0%)`."""
+    """`startup.cold.ttid (pixel-6): 400 ms → 480 ms (+20.0%)`, drifts with `, drift over 40 builds, +2 ms/build`."""
     device = f" ({alert['device']})" if alert.get("device") else ""
     unit = alert.get("unit") or ""
-    return (
+    line = (
         f"{alert['metric']}{device}: {format_value(alert['before'], unit)} → "
         f"{format_value(alert['after'], unit)} ({format_change(alert['rel_change'])})"
     )
+    if alert.get("shape") == "drift" and alert.get("window_builds"):
+        slope = alert.get("slope_per_build") or 0.0
+        sign = "+" if slope >= 0 else "-"
+        line += f", drift over {alert['window_builds']} builds, {sign}{format_value(abs(slope), unit)}/build"
+    return line
 
 
 def summary_lines(payload: dict[str, Any]) -> list[str]:

@@ -76,3 +76,15 @@ def test_it_counts_only_regressions_in_the_headline_when_there_are_no_improvemen
     scene.improvement.delete()
     payload = group_payload(scene.group, base_url=BASE_URL)
     assert headline(payload) == "1 regression in com.example.shop android main build 4711"
+
+
+def test_it_describes_a_drift_with_its_slope_and_window(scene):
+    scene.regression.shape, scene.regression.slope_per_build, scene.regression.window_builds = "drift", 2.0, 40
+    scene.regression.save()
+    payload = group_payload(scene.group, base_url=BASE_URL)
+    drift = next(a for a in payload["alerts"] if a["id"] == scene.regression.pk)
+    assert (drift["shape"], drift["slope_per_build"], drift["window_builds"]) == ("drift", 2.0, 40)
+    other = next(a for a in payload["alerts"] if a["id"] == scene.improvement.pk)
+    assert (other["shape"], other["slope_per_build"], other["window_builds"]) == ("shift", None, None)
+    text = "\n".join(summary_lines(payload))
+    assert "startup.cold.ttid (pixel-6): 400 ms → 480 ms (+20.0%), drift over 40 builds, +2 ms/build" in text

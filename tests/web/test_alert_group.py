@@ -98,3 +98,14 @@ def test_it_draws_each_live_alert_around_its_culprit(client, world):
     assert sparks[0]["c"] == SHIFT_AT and len(sparks[0]["v"]) == 40  # 31 builds up to the culprit, 9 after
     # The withdrawn group draws nothing.
     assert 'id="graphs-h"' not in client.get(f"/alerts/{world.groups['older'].pk}/").content.decode()
+
+
+def test_it_shows_a_drift_with_its_window_and_slope(client, world):
+    login(client, world.outsider)
+    g = world.groups["startup"]
+    a = g.alerts.exclude(detection="withdrawn").first()
+    Alert.objects.filter(pk=a.pk).update(shape="drift", slope_per_build=1.25, window_builds=32)
+    html = client.get(f"/alerts/{g.pk}/").content.decode()
+    assert 'data-shape="drift"' in html and "drift over 32 builds, 1.25" in html
+    Alert.objects.filter(pk=a.pk).update(shape="shift", slope_per_build=None, window_builds=None)
+    assert 'data-shape="drift"' not in client.get(f"/alerts/{g.pk}/").content.decode()
