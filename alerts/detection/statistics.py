@@ -8,8 +8,8 @@ itself otherwise)::
 ``e_k`` is the per-build noise: for time/memory the runner effect shared by all runs of build ``k``
 (correlated from build to build, AR(1)) plus the sampling noise of the build's median over its ``n_k`` runs.
 ``sigma`` is estimated from the series itself (between-build variance), never from the within-build spread
-alone, which understates it. Estimates are robust (MAD of lag-1 and lag-4 differences) so that level shifts,
-one-off flaky builds and bimodal slow runs do not inflate them.
+alone, which understates it. Estimates are robust (trimmed RMS of lag-1 and lag-4 differences,
+``trimmed_scale``) so that level shifts, one-off flaky builds and bimodal slow runs do not inflate them.
 
 Model for ``rate`` (count/total with over-dispersion, a negative-binomial / Poisson-gamma model)::
 
