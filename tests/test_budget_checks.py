@@ -38,3 +38,24 @@ def test_it_shows_headroom_and_passes_within_the_budget(history, upload, client,
     row = next(m for m in doc["metrics"] if m["metric"] == "budget:size.apk.*")
     assert row["verdict"] == "same" and "1,000,000 left" in row["note"]
     assert doc["status"] != "fail"
+
+
+def test_it_never_fails_a_check_without_a_baseline_on_a_budget(history, upload, client, app_token,  # noqa: F811
+                                                                django_capture_on_commit_callbacks):
+    budget(30_200_000)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert upload(body("pr-7", history, branch="pr/7", minutes=21, base_commit="c20", device="new-phone",
+                           size=30_250_000)).status_code == 201
+    st, doc = check(client, app_token, "pr-7")
+    assert doc["status"] == "no_baseline"
+    assert not [m for m in doc["metrics"] if m["metric"].startswith("budget:")]
+
+
+def test_it_does_not_blame_a_pull_request_for_a_budget_its_base_already_crossed(
+        history, upload, client, app_token, django_capture_on_commit_callbacks):  # noqa: F811
+    budget(29_000_000)  # main is at 30,000,000 already
+    with django_capture_on_commit_callbacks(execute=True):
+        assert upload(body("pr-6", history, branch="pr/6", minutes=21, base_commit="c20")).status_code == 201
+    st, doc = check(client, app_token, "pr-6")
+    row = next(m for m in doc["metrics"] if m["metric"] == "budget:size.apk.*")
+    assert row["verdict"] == "same" and "over by 1,000,000" in row["note"]
