@@ -6,7 +6,7 @@ class AlertsConfig(AppConfig):
     verbose_name = "Alerts"
 
     def ready(self) -> None:
-        from alerts import premerge
+        from alerts import premerge, tasks  # noqa: F401  (tasks installs the queue publisher)
         from alerts.dispatch import branch_build_committed, queue_requested_build
         from metrics import hooks
 

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from alerts import handoff
 from metrics.models import Build, Scope
 
 log = logging.getLogger(__name__)
@@ -16,10 +17,8 @@ log = logging.getLogger(__name__)
 
 def queue_analysis(build_pk: int) -> None:
     """Publish the analysis task; the build row is the outbox, so a failed publish is retried by the sweep."""
-    from alerts.tasks import analyse_build
-
     queued_at = timezone.now()
-    analyse_build.apply_async(args=[build_pk])
+    handoff.publish(handoff.ANALYSIS, build_pk)
     # Marked only once the broker took the task: a failed publish leaves the build for the sweep.
     Build.objects.filter(pk=build_pk, analysis=Build.Analysis.PENDING).update(analysis_queued=queued_at)
 
@@ -50,17 +49,13 @@ def sweep(*, min_age_seconds: int | None = None) -> int:
 
 def queue_run_request(request_pk: int) -> None:
     """Publish the POST of one run request; an unsent request row is the outbox (the sweep re-publishes)."""
-    from alerts.tasks import send_run_request
-
-    send_run_request.apply_async(args=[request_pk])
+    handoff.publish(handoff.RUN_REQUEST, request_pk)
 
 
 def queue_requested_build(build_pk: int) -> None:
     """Hand a committed requested build (CI's answer to a run request) to the bisection that asked for it;
     the build stays pending until applied, so a lost hand-off is found by the sweep."""
-    from alerts.tasks import apply_requested_build
-
-    apply_requested_build.apply_async(args=[build_pk])
+    handoff.publish(handoff.REQUESTED_BUILD, build_pk)
     Build.objects.filter(pk=build_pk, analysis=Build.Analysis.PENDING).update(analysis_queued=timezone.now())
 
 

@@ -432,6 +432,8 @@ class RunRequest(models.Model):
     sent = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     attempt_log = models.JSONField(default=list)
+    claimed_until = models.DateTimeField(null=True, blank=True,
+                                         help_text="A sender is POSTing it until then (claim, send, record).")
     error = models.TextField(blank=True)
     answered = models.DateTimeField(null=True, blank=True)
     answer = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")

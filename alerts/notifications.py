@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from alerts import handoff
 from alerts.models import Alert, AlertGroup, Delivery
 from metrics.models import Build
 
@@ -24,15 +25,13 @@ log = logging.getLogger(__name__)
 def _queue(group_ids: list[int]) -> int:
     from alerts.bisection.engine import held
     from alerts.notify.service import plan_deliveries
-    from alerts.tasks import deliver_notification
-
     queued = 0
     waiting = held(group_ids)  # an alert of theirs is being bisected or confirmed
     for gid in group_ids:
         if gid in waiting:
             continue
         for delivery_id in plan_deliveries(gid):
-            deliver_notification.apply_async(args=[delivery_id])
+            handoff.publish(handoff.DELIVERY, delivery_id)
             queued += 1
     return queued
 
@@ -70,11 +69,9 @@ def notify_stale_groups() -> int:
     cutoff = timezone.now() - timedelta(seconds=settings.PERF_NOTIFY_MAX_DELAY_SECONDS)
     due = AlertGroup.objects.filter(_unnotified(), created__lte=cutoff).values_list("pk", flat=True).distinct()
     queued = _queue(sorted(due))
-    from alerts.tasks import deliver_notification
-
     stuck = Delivery.objects.filter(status=Delivery.Status.PENDING, attempts=0,
                                     created__lte=timezone.now() - timedelta(minutes=5))
     for delivery_id in stuck.values_list("pk", flat=True)[:500]:
-        deliver_notification.apply_async(args=[delivery_id])
+        handoff.publish(handoff.DELIVERY, delivery_id)
         queued += 1
     return queued

@@ -24,6 +24,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from alerts import handoff
 from alerts.detection import Point
 from alerts.detection import checks as stats
 from alerts.models import Check, MetricOverride
@@ -65,9 +66,7 @@ def request_check(build_pk: int) -> None:
 
 
 def queue_check(build_pk: int) -> None:
-    from alerts.tasks import compute_check
-
-    compute_check.apply_async(args=[build_pk])
+    handoff.publish(handoff.CHECK, build_pk)
     Check.objects.filter(build_id=build_pk, status=Check.Status.PENDING).update(queued=timezone.now())
 
 

@@ -1,11 +1,15 @@
-"""Celery tasks: thin wrappers that take ids and call plain functions. Queues: CELERY_TASK_ROUTES."""
+"""Celery tasks: thin wrappers that take ids and call plain functions. Queues: CELERY_TASK_ROUTES.
+
+This is the one module that publishes tasks: importing it installs `publish` as the hand-off port's
+publisher (alerts.handoff), through which domain modules queue their work.
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from alerts import analysis, dispatch, notifications, premerge
+from alerts import analysis, dispatch, handoff, notifications, premerge
 from alerts.bisection import ci, engine
 from alerts.codehost import service as codehost
 from alerts.notify import service
@@ -68,3 +72,22 @@ def send_run_request(self, request_pk: int) -> str:
 @shared_task(**DB_RETRY)
 def apply_requested_build(build_pk: int) -> str:
     return engine.apply_answer(build_pk)
+
+
+_TASK_OF = {
+    handoff.ANALYSIS: analyse_build,
+    handoff.CHECK: compute_check,
+    handoff.CODE_HOST_POST: post_check,
+    handoff.DELIVERY: deliver_notification,
+    handoff.RUN_REQUEST: send_run_request,
+    handoff.REQUESTED_BUILD: apply_requested_build,
+}
+assert set(_TASK_OF) == handoff.KINDS, "every hand-off kind needs its task"
+
+
+def publish(kind: str, pk: int) -> None:
+    """Publish the task for one hand-off (in-process when CELERY_TASK_ALWAYS_EAGER, as in `make demo`)."""
+    _TASK_OF[kind].apply_async(args=[pk])
+
+
+handoff.install(publish)

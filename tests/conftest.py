@@ -66,3 +66,36 @@ def upload(client, app_token):
         return client.post("/api/v1/uploads" + query, data=data, content_type=content_type, **headers)
 
     return _post
+
+
+class HandoffRecorder:
+    """The queue publisher for one test: records every hand-off (kind, pk); kinds in `held` reach no worker
+    (the broker took nothing), kinds in `failing` raise as a broker outage does; the rest run as usual."""
+
+    def __init__(self, real):
+        self.real = real
+        self.published: list[tuple[str, int]] = []
+        self.held: set[str] = set()
+        self.failing: set[str] = set()
+
+    def __call__(self, kind: str, pk: int) -> None:
+        if kind in self.failing:
+            from kombu.exceptions import OperationalError
+
+            raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+        self.published.append((kind, pk))
+        if kind not in self.held:
+            self.real(kind, pk)
+
+    def of(self, kind: str) -> list[int]:
+        return [pk for k, pk in self.published if k == kind]
+
+
+@pytest.fixture
+def handoffs():
+    """Swap the task publisher (alerts.handoff) for a HandoffRecorder; Celery itself is not patched."""
+    from alerts import handoff, tasks
+
+    recorder = HandoffRecorder(tasks.publish)
+    with handoff.use_publisher(recorder):
+        yield recorder

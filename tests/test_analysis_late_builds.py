@@ -37,20 +37,19 @@ def arrival_plans(draw):
 @settings(max_examples=3, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(plan=arrival_plans())
-def test_it_stores_the_alerts_of_the_streaming_detector_whatever_the_arrival_order(upload, monkeypatch, plan):
-    from alerts import tasks
+def test_it_stores_the_alerts_of_the_streaming_detector_whatever_the_arrival_order(upload, handoffs, plan):
+    from alerts import handoff
 
     order, backlog = plan
     Build.objects.all().delete()
     Alert.objects.all().delete()
     Series.objects.all().delete()
-    real = tasks.analyse_build.apply_async
     for i in order:
         # During the outage the broker takes nothing: those builds stay pending until one analysis takes
         # the backlog along.
-        monkeypatch.setattr(tasks.analyse_build, "apply_async", (lambda args: None) if i in backlog else real)
+        (handoffs.held.add if i in backlog else handoffs.held.discard)(handoff.ANALYSIS)
         assert upload(BODIES[i]).status_code == 201
-    monkeypatch.setattr(tasks.analyse_build, "apply_async", real)
+    handoffs.held.discard(handoff.ANALYSIS)
     for pk in Build.objects.filter(analysis="pending").order_by("timestamp").values_list("pk", flat=True):
         analyse_build(pk)
     for s in Series.objects.select_related("metric"):
@@ -63,12 +62,12 @@ def test_it_stores_the_alerts_of_the_streaming_detector_whatever_the_arrival_ord
         assert got == want, (s.metric.name, order, sorted(backlog))
 
 
-def test_it_loads_the_whole_resume_window_before_a_build_that_arrives_30_builds_late(upload, monkeypatch):
-    from alerts import tasks
+def test_it_loads_the_whole_resume_window_before_a_build_that_arrives_30_builds_late(upload, handoffs):
+    from alerts import handoff
     from alerts.analysis import REPLAY_MAX, _enough_history, base_config
     from alerts.detection.online import NOISE_EVERY
 
-    monkeypatch.setattr(tasks.analyse_build, "apply_async", lambda args: None)
+    handoffs.held.add(handoff.ANALYSIS)
     for body in BODIES:
         upload(body)
     cfg = base_config()

@@ -231,3 +231,33 @@ def test_it_retries_a_failing_ci_then_sends_the_alert_with_its_range(upload, ci,
     assert all(not a["ok"] and a["status"] == status for a in rr.attempt_log)
     b = Bisection.objects.get()
     assert b.outcome == "failed" and b.alert.confirmation == "none" and b.alert.range_commits == 5
+
+
+def test_it_posts_a_run_request_with_no_transaction_open_and_a_claim_that_stops_a_twin(upload, ci, monkeypatch,
+                                                                                        handoffs):
+    from django.db import connection
+
+    from alerts import handoff
+    from alerts.bisection import ci as ci_module
+
+    handoffs.held.add(handoff.RUN_REQUEST)  # the request is created, but sent by hand below
+    run_history(upload, {"startup.cold.ttid": (TIME_AT, 0.15)})
+    rr = RunRequest.objects.get()
+    seen = []
+    real_post = ci_module.http_post
+
+    def probe(url, body, headers, *, timeout):
+        seen.append({"atomic": connection.in_atomic_block,
+                     "claimed": RunRequest.objects.get(pk=rr.pk).claimed_until is not None,
+                     "twin": ci_module.send(rr.pk)})  # a redelivered task, mid-POST
+        return real_post(url, body, headers, timeout=timeout)
+
+    monkeypatch.setattr(ci_module, "http_post", probe)
+    assert ci_module.send(rr.pk) == ("sent", None)
+    assert len(seen) == 1 and seen[0]["atomic"] is False and seen[0]["claimed"] is True
+    state, delay = seen[0]["twin"]
+    assert state == "retry" and delay > 0
+    assert len(ci[0].received) == 1  # the twin sent nothing
+    rr.refresh_from_db()
+    assert rr.sent is not None and rr.attempts == 1 and rr.claimed_until is None
+    assert ci_module.send(rr.pk) == ("done", None)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kombu.exceptions import OperationalError as BrokerDown
-
-from alerts import dispatch, tasks
+from alerts import dispatch, handoff
 from metrics import hooks
 from metrics.models import Build
 from tests.factories import native_body
@@ -13,28 +11,23 @@ from tests.factories import native_body
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_it_hands_a_committed_build_to_the_analysis_queue(upload, monkeypatch):
-    published = []
-    monkeypatch.setattr(tasks.analyse_build, "apply_async", lambda args: published.append(args))
+def test_it_hands_a_committed_build_to_the_analysis_queue(upload, handoffs):
+    handoffs.held.add(handoff.ANALYSIS)
     assert upload(native_body()).status_code == 201
     build = Build.objects.get()
-    assert published == [[build.pk]]
+    assert handoffs.of(handoff.ANALYSIS) == [build.pk]
     assert build.analysis_queued is not None
 
 
-def test_it_does_not_queue_an_unchanged_resend(upload, monkeypatch):
-    published = []
-    monkeypatch.setattr(tasks.analyse_build, "apply_async", lambda args: published.append(args))
+def test_it_does_not_queue_an_unchanged_resend(upload, handoffs):
+    handoffs.held.add(handoff.ANALYSIS)
     upload(native_body())
     upload(native_body())
-    assert len(published) == 1
+    assert len(handoffs.of(handoff.ANALYSIS)) == 1
 
 
-def test_it_still_stores_the_upload_when_the_broker_is_down_and_the_sweep_queues_it_later(upload, monkeypatch):
-    def broker_down(args):
-        raise BrokerDown("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
-
-    monkeypatch.setattr(tasks.analyse_build, "apply_async", broker_down)
+def test_it_still_stores_the_upload_when_the_broker_is_down_and_the_sweep_queues_it_later(upload, handoffs):
+    handoffs.failing.add(handoff.ANALYSIS)
     r = upload(native_body())
     assert r.status_code == 201
     build = Build.objects.get()
@@ -42,20 +35,32 @@ def test_it_still_stores_the_upload_when_the_broker_is_down_and_the_sweep_queues
     assert build.analysis_queued is None
     assert dispatch.pending_builds(min_age_seconds=3600) == [build.pk]
 
-    published = []
-    monkeypatch.setattr(tasks.analyse_build, "apply_async", lambda args: published.append(args))
+    handoffs.failing.clear()
+    handoffs.held.add(handoff.ANALYSIS)
     assert dispatch.sweep(min_age_seconds=3600) == 1
-    assert published == [[build.pk]]
+    assert handoffs.of(handoff.ANALYSIS) == [build.pk]
     # Just queued: not swept again until it is stale.
     assert dispatch.pending_builds(min_age_seconds=3600) == []
     assert dispatch.pending_builds(min_age_seconds=0) == [build.pk]
 
 
-def test_it_leaves_finished_builds_alone(upload, monkeypatch):
-    monkeypatch.setattr(tasks.analyse_build, "apply_async", lambda args: None)
+def test_it_leaves_finished_builds_alone(upload, handoffs):
+    handoffs.held.add(handoff.ANALYSIS)
     upload(native_body())
     Build.objects.update(analysis=Build.Analysis.DONE)
     assert dispatch.pending_builds(min_age_seconds=0) == []
+
+
+def test_it_publishes_every_hand_off_kind_through_its_own_task():
+    from alerts import tasks
+
+    assert set(tasks._TASK_OF) == handoff.KINDS
+    assert len({t.name for t in tasks._TASK_OF.values()}) == len(handoff.KINDS)
+
+
+def test_it_refuses_an_unknown_hand_off_kind():
+    with pytest.raises(ValueError, match="unknown hand-off kind"):
+        handoff.publish("analyse", 1)
 
 
 def test_it_registers_the_analysis_hook_for_branch_builds():

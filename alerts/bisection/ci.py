@@ -61,51 +61,75 @@ def retry_delay(attempts: int) -> int:
     return RETRY_DELAYS[min(max(attempts - 1, 0), len(RETRY_DELAYS) - 1)]
 
 
+def claim_seconds() -> float:
+    """How long a claimed request is left to its sender: the POST's timeout with a generous margin."""
+    return timeout_seconds() * 3 + 30
+
+
 def send(request_id: int) -> tuple[str, int | None]:
     """POST one request once. Returns ("sent"|"retry"|"failed"|"done", seconds to wait before a retry).
 
-    The row is locked while it is sent and re-checked under the lock, so a redelivered task sends
-    nothing twice (a worker killed between the POST and the commit can cause one duplicate; CI dedupes on
-    the request id).
+    Claim, send, record, as notification deliveries do: the request is claimed (`claimed_until`, set and
+    committed under a row lock), POSTed with no transaction or lock held (a slow CI endpoint must hold no
+    database lock), then the outcome is recorded under the lock again. A redelivered task finds it sent,
+    or claimed and in flight, and sends nothing; a claim lapses, so a sender that died mid-POST is covered.
+    A worker killed between the POST and the record can cause one duplicate; CI dedupes on the request id.
     """
     with transaction.atomic():
         rr = (RunRequest.objects.select_for_update(of=("self",))
               .select_related("alert__series__app", "app").filter(pk=request_id).first())
         if rr is None or rr.state != RunRequest.State.REQUESTED or rr.sent is not None:
             return "done", None
+        now = timezone.now()
+        if rr.claimed_until is not None and rr.claimed_until > now:
+            return "retry", max(1, int((rr.claimed_until - now).total_seconds()) + 1)
+        rr.claimed_until = now + timedelta(seconds=claim_seconds())
+        rr.save(update_fields=["claimed_until"])
         integration = ci_of(rr.app)
         url = integration.ci_url if integration is not None else ""
         body = encode(request_body(rr))
-        started = time.monotonic()
-        error: DeliveryError | None = None
-        status: int | None = None
-        if not url:
-            error = PermanentError("the app has no CI endpoint any more")
-        else:
-            headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(integration.ci_secret, body),
-                       "X-Perf-Event": EVENT, "X-Perf-Request": rr.public_id}
-            try:
-                status = http_post(url, body, headers, timeout=timeout_seconds())
-            except DeliveryError as exc:
-                error = exc
-            except Exception as exc:  # an unforeseen library error: recorded, retried like a transient one
-                error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
+        headers = ({"Content-Type": "application/json", SIGNATURE_HEADER: sign(integration.ci_secret, body),
+                    "X-Perf-Event": EVENT, "X-Perf-Request": rr.public_id} if url else {})
+
+    started = time.monotonic()
+    error: DeliveryError | None = None
+    status: int | None = None
+    if not url:
+        error = PermanentError("the app has no CI endpoint any more")
+    else:
+        try:
+            status = http_post(url, body, headers, timeout=timeout_seconds())
+        except DeliveryError as exc:
+            error = exc
+        except Exception as exc:  # an unforeseen library error: recorded, retried like a transient one
+            error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
+    elapsed_ms = int((time.monotonic() - started) * 1000)
+
+    with transaction.atomic():
+        rr = RunRequest.objects.select_for_update().filter(pk=request_id).first()
+        if rr is None:
+            return "done", None
         now = timezone.now()
         rr.attempts += 1
+        rr.claimed_until = None
         rr.attempt_log = [*rr.attempt_log, {
             "at": now.isoformat(), "ok": error is None, "status": status if error is None else error.status_code,
-            "error": str(error)[:500] if error is not None else "", "ms": int((time.monotonic() - started) * 1000),
+            "error": str(error)[:500] if error is not None else "", "ms": elapsed_ms,
         }]
+        fields = ["attempts", "attempt_log", "claimed_until", "error"]
         if error is None:
             rr.sent, rr.error = now, ""
-            rr.save(update_fields=["attempts", "attempt_log", "sent", "error"])
+            rr.save(update_fields=[*fields, "sent"])
             return "sent", None
         rr.error = str(error)[:2000]
+        if rr.state != RunRequest.State.REQUESTED:  # expired while we were sending: nothing more to do
+            rr.save(update_fields=fields)
+            return "done", None
         if isinstance(error, TransientError) and rr.attempts < MAX_ATTEMPTS:
-            rr.save(update_fields=["attempts", "attempt_log", "error"])
+            rr.save(update_fields=fields)
             return "retry", retry_delay(rr.attempts)
         rr.state, rr.outcome = RunRequest.State.FAILED, "not delivered"
-        rr.save(update_fields=["attempts", "attempt_log", "error", "state", "outcome"])
+        rr.save(update_fields=[*fields, "state", "outcome"])
         return "failed", None
 
 

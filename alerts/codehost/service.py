@@ -15,6 +15,7 @@ import time
 from django.db import transaction
 from django.utils import timezone
 
+from alerts import handoff
 from alerts.codehost import github
 from alerts.models import Check, CodeHostAttempt, CodeHostPost
 from alerts.notify.service import AttemptOutcome
@@ -52,9 +53,7 @@ def plan_post(check_pk: int) -> int | None:
     if post.posted_state == state:
         return None
     CodeHostPost.objects.filter(pk=post.pk).update(status=CodeHostPost.Status.PENDING, want_state=state, attempts=0)
-    from alerts.tasks import post_check
-
-    post_check.apply_async(args=[post.pk])
+    handoff.publish(handoff.CODE_HOST_POST, post.pk)
     return post.pk
 
 
