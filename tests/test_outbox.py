@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from alerts import dispatch, handoff
 from metrics import hooks
 from metrics.models import Build
