@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from alerts import budget_alerts, lifecycle
 from alerts.detection import DEFAULT, DetectorConfig, OnlineDetector, Point
-from alerts.detection.model import default_abs_floor
+from alerts.detection.model import ChangePoint, default_abs_floor
 from alerts.detection.online import NOISE_EVERY
 from alerts.models import Alert, MetricOverride
 from alerts.ownership import Owners, metric_overrides
@@ -258,7 +258,7 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
         for event in det.step(points[i]):
             cp = event.change_point
             if event.type == "raised":
-                replay_hit = next((a for a in replayed if a.build_id == ctx.build_at(cp.index)), None)
+                replay_hit = _replayed_alert_for(cp, ctx, replayed, kept, index_of)
                 alert = lifecycle.save_change_point(cp, ctx, detected_build_id=ctx.build_at(event.at),
                                                     existing=replay_hit)
                 open_alert = alert
@@ -273,6 +273,23 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
             Alert.objects.filter(pk=a.pk).update(detection=Alert.Detection.WITHDRAWN)
             groups.add(a.group_id)
     return groups
+
+
+def _replayed_alert_for(cp: ChangePoint, ctx: lifecycle.SeriesContext, replayed: list[Alert], kept: set[int],
+                        index_of: dict[int, int]) -> Alert | None:
+    """The stored alert a change point raised again on replay continues: the one at the same culprit, else
+    the nearest one in the same direction that this replay has not taken yet.
+
+    A late build can move a culprit (e.g. from 72 to 75): the alert raised on the incomplete history is the
+    same finding, so it moves with its triage and note, as a refined culprit does; withdrawing it and
+    raising another would leave a record that streaming the series in build order never makes.
+    """
+    culprit = ctx.build_at(cp.index)
+    exact = next((a for a in replayed if a.build_id == culprit), None)
+    if exact is not None:
+        return exact
+    free = [a for a in replayed if a.pk not in kept and a.direction == cp.direction and a.build_id in index_of]
+    return min(free, key=lambda a: abs(index_of[a.build_id] - cp.index), default=None)
 
 
 def _after_commit(build_pk: int) -> None:

@@ -83,3 +83,22 @@ def test_it_loads_the_whole_resume_window_before_a_build_that_arrives_30_builds_
     oldest_late = Build.objects.get(ext_id=str(N - limit - 5))
     history = _enough_history(recent_points(ids, limit=limit), {oldest_late.pk}, keep=keep, limit=limit)
     assert all(any(p.build_id == oldest_late.pk for p in history[sid]) for sid in ids)
+
+
+def test_it_moves_the_alert_a_late_build_displaces_instead_of_leaving_a_withdrawn_one(upload, handoffs):
+    """Without build 76 the detector puts a +5% shift at 72; once 76 arrives (4 builds late) the replay puts
+    it at 75, as streaming does. The alert moves (triage and note with it); no withdrawn alert at 72 is left
+    that the streaming detector never raised."""
+    bodies = history_bodies(140, shifts={"startup.cold.ttid": (75, 0.05), "frames.feed.p90": (75, 0.05)}, seed=5)
+    order = list(range(140))
+    order.remove(76)
+    order.insert(80, 76)
+    for i in order:
+        assert upload(bodies[i]).status_code == 201
+    s = Series.objects.select_related("metric").get(metric__name="startup.cold.ttid")
+    pts = recent_points([s.pk], limit=10_000)[s.pk]
+    expected = detect_online([to_point(p, "time") for p in pts], kind="time")
+    want = sorted((pts[cp.index].build_ext_id, cp.withdrawn) for cp in expected)
+    got = sorted((a.build.ext_id, a.detection == "withdrawn") for a in Alert.objects.filter(series=s).select_related("build"))
+    assert want == [("75", False)]
+    assert got == want
