@@ -14,7 +14,10 @@ innocent pull requests. So the test for a shift ``delta = y_head - level_base`` 
     Var(delta) = tau^2 + w_head + Var(level_base),   Var(level_base) from the base window under AR(1)
 
 with ``tau^2`` estimated from the base branch's history *up to the base build* (robust, from lag-1/lag-4
-differences, :func:`statistics.estimate_noise`), never from newer builds. The base level is the robust level
+differences, :func:`history_variance`), never from newer builds. A few dozen base builds give each metric's
+variance only ~0.55 degrees of freedom per build, and Holm's far tail over 100+ metrics punishes few degrees
+of freedom hard; so the variances of the time (and of the memory) metrics of one check moderate each other
+first, empirical-Bayes style (:func:`variance_prior`, Smyth's moderated t as in limma). The base level is the robust level
 (median / 20%-trimmed mean) of the last ``baseline_builds`` builds up to the merge-base, cut at a level
 shift on the base branch inside that window, so a pull request based just after a shift on main is
 compared with the level it branched from. When the base build itself departs from the builds before it,
@@ -74,7 +77,7 @@ HISTORY_BUILDS = 40
 #: z of a level shift inside the baseline window that cuts the window there.
 SHIFT_CUT_Z = 3.5
 #: z by which the base build alone departs from the builds before it to be tested as a second baseline.
-BASE_DEPARTS_Z = 2.5
+BASE_DEPARTS_Z = 1.5
 #: A regression-pointing metric is inconclusive when its adjusted p-value is within this factor of the rate.
 INCONCLUSIVE_FACTOR = 4.0
 #: Runs further than this many (MAD-scaled) deviations from a build's median are left out of its value.
@@ -82,8 +85,20 @@ OUTLIER_MADS = 4.0
 #: Floor of the between-build variance as a share of the within-build part: a short history that shows
 #: none is not evidence of none.
 TAU_FLOOR = 0.3
-#: Degrees of freedom per base build of the lag-4 difference scale (overlapping, trimmed differences).
-NOISE_DF_PER_BUILD = 0.4
+#: Degrees of freedom per lag-4 difference of the trimmed difference scale: simulated AR(1) histories
+#: (rho 0-0.5, runner share 20-80%, 12-40 builds) give 2 / Var(log v) = 0.47-0.61 per difference.
+NOISE_DF_PER_BUILD = 0.55
+#: Kinds whose per-build variances are moderated across the metrics of a check (log scale: unit-free).
+MODERATED_KINDS = frozenset({"time", "memory"})
+#: Weight of the fitted prior's degrees of freedom. The prior is fitted as if the metrics' true variances
+#: were scaled inverse chi-square; when they are bounded and wide apart (runner noise 0.5-2%, run spread
+#: 1.5-5%), full weight shrinks the noisiest metrics too far for Holm's far tail (A/A failures 8.8% at a
+#: 5% rate on a noisy profile); half weight held A/A at 2.5-4.6% (docs/CHECKS.md).
+PRIOR_WEIGHT = 0.5
+#: Cap on the prior's degrees of freedom: never treat metrics as sharing one known variance.
+PRIOR_MAX_DF = 50.0
+#: Fewest metrics of one kind a check needs before their variances inform each other.
+PRIOR_MIN_METRICS = 8
 #: Significance of the F-test by which a head's runs spread more than the base's (then not pooled).
 SPREAD_TEST_P = 0.001
 #: Cap on the weight (degrees of freedom) of the base builds' typical run spread pooled with the head's.
@@ -339,7 +354,70 @@ def baseline_start(y: np.ndarray, noise: Noise, builds: int = BASELINE_BUILDS) -
     return start, best_z, z_one
 
 
-def between_build_noise(y: np.ndarray, within: float | None, head_w: float = math.nan) -> tuple[Noise, float]:
+def history_variance(y: np.ndarray) -> tuple[float, float]:
+    """``(v, df)``: the marginal variance of a build value from the base history (the robust, trimmed
+    half-variance of lag-L differences, L = 4 with 10+ builds) and its degrees of freedom."""
+    n = y.size
+    lag = 4 if n >= 10 else (2 if n >= 5 else 1)
+    v = (trimmed_scale(y[lag:] - y[:-lag]) ** 2) / 2.0
+    return float(v), max(1.0, NOISE_DF_PER_BUILD * (n - lag))
+
+
+@dataclass(frozen=True, slots=True)
+class VariancePrior:
+    """Empirical-Bayes prior of the per-build variance over the metrics of one kind in one check:
+    ``sigma^2 ~ s0^2 d0 / chi^2_d0`` (Smyth 2004, the moderated t of limma)."""
+
+    s0: float  # prior variance s0^2
+    d0: float  # prior degrees of freedom
+
+    def moderate(self, v: float, df: float) -> tuple[float, float]:
+        """Posterior variance ``(d0' s0^2 + df v) / (d0' + df)`` and its degrees of freedom ``d0' + df``, with
+        ``d0' = min(PRIOR_WEIGHT d0, PRIOR_MAX_DF)``."""
+        d0 = min(PRIOR_WEIGHT * self.d0, PRIOR_MAX_DF)
+        return (d0 * self.s0 + df * v) / (d0 + df), d0 + df
+
+
+
+
+def variance_prior(estimates: Sequence[tuple[float, float]]) -> VariancePrior | None:
+    """The prior of :class:`VariancePrior` fitted to ``(v, df)`` of many metrics by moments of ``log v``.
+
+    With ``e = log v - digamma(df/2) + log(df/2)``: ``E[e] = log s0^2 - digamma(d0/2) + log(d0/2)`` and
+    ``Var(e) = trigamma(d0/2) + mean(trigamma(df/2))`` (each metric's own sampling spread), solved for ``d0``
+    (Smyth 2004, section 6.2). When the spread of ``log v`` is no wider than sampling alone explains, the
+    metrics share one variance scale (``d0`` infinite); when it is far wider, ``d0`` is small and the prior
+    moves little. None with fewer than :data:`PRIOR_MIN_METRICS` usable estimates.
+    """
+    pairs = [(v, d) for v, d in estimates if v > 0 and math.isfinite(v) and d >= 1]
+    if len(pairs) < PRIOR_MIN_METRICS:
+        return None
+    v = np.array([a for a, _ in pairs])
+    d = np.array([b for _, b in pairs])
+    e = np.log(v) - special.digamma(d / 2) + np.log(d / 2)
+    spread = float(np.var(e, ddof=1)) - float(np.mean(special.polygamma(1, d / 2)))
+    if spread <= 0:
+        return VariancePrior(float(np.exp(e.mean())), math.inf)
+    half = _trigamma_inverse(spread)
+    d0 = 2 * half
+    s0 = float(np.exp(e.mean() + special.digamma(half) - math.log(half)))
+    return VariancePrior(s0, d0)
+
+
+def _trigamma_inverse(x: float) -> float:
+    """``y`` with ``trigamma(y) = x`` (Newton's method from Smyth's starting point)."""
+    y = 0.5 + 1.0 / x
+    for _ in range(50):
+        tri = float(special.polygamma(1, y))
+        step = tri * (1 - tri / x) / float(special.polygamma(2, y))
+        y += step
+        if -step / y < 1e-8:
+            break
+    return max(y, 1e-3)
+
+
+def between_build_noise(y: np.ndarray, within: float | None, head_w: float = math.nan,
+                        prior: VariancePrior | None = None) -> tuple[Noise, float]:
     """Per-build noise of the base history: ``(Noise, degrees of freedom of the between-build part)``.
 
     ``sigma^2`` (marginal variance of a build value) is the robust (trimmed) half-variance of lag-L differences,
@@ -348,7 +426,9 @@ def between_build_noise(y: np.ndarray, within: float | None, head_w: float = mat
     part, floored at :data:`TAU_FLOOR` of the within part (an estimate of zero is not evidence of none). The AR(1)
     coefficient from the detector's estimator is clipped to [0, 0.6]: it only sets how much averaging the
     base window buys, and a short history often overstates it. The between-build part's degrees of freedom
-    shrink with its share of ``sigma^2`` (it is a difference of two estimates).
+    shrink with its share of ``sigma^2`` (it is a difference of two estimates). With a ``prior`` (the other
+    metrics of the same kind in the check), ``sigma^2`` is first moderated towards it, with the prior's
+    degrees of freedom added.
     """
     n = y.size
     if n < 3:
@@ -358,13 +438,13 @@ def between_build_noise(y: np.ndarray, within: float | None, head_w: float = mat
         spread = float(np.var(y, ddof=1)) if n >= 2 else 0.0
         s2 = max(2 * w0, spread)
         return Noise(math.sqrt(s2), 0.0, 1.0, ar_share=0.5 if w0 > 0 else 1.0), 1.0
-    lag = 4 if n >= 10 else (2 if n >= 5 else 1)
-    v = (trimmed_scale(y[lag:] - y[:-lag]) ** 2) / 2.0
+    v, df_v = history_variance(y)
+    if prior is not None:
+        v, df_v = prior.moderate(v, df_v)
     w = within if within is not None and within > 0 else 0.0
     tau2 = max(v - w, TAU_FLOOR * w) if w > 0 else v
     sigma2 = tau2 + w
     rho = min(0.6, estimate_noise(y, within).rho) if n >= 12 else 0.0
-    df_v = max(1.0, NOISE_DF_PER_BUILD * (n - lag))
     share = tau2 / sigma2 if sigma2 > 0 else 1.0
     df_tau = max(1.0, df_v * min(1.0, tau2 / v) ** 2) if v > 0 else 1.0
     return Noise(math.sqrt(sigma2), rho, df_v, ar_share=share), df_tau
@@ -393,18 +473,30 @@ def _to_unit(y: float, log: bool) -> float:
     return math.exp(y) if log else y
 
 
-def _compare_level(inp: MetricInput, log: bool) -> _Raw | None:
-    head = _summarise(inp.head, log)
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    head: _Summary | None
+    hist: list[_Summary]
+    y: np.ndarray
+
+
+def _prepare_level(inp: MetricInput, log: bool) -> _Prepared:
     hist = _summaries(list(inp.history)[-HISTORY_BUILDS:], log)
+    return _Prepared(_summarise(inp.head, log), hist, np.fromiter((h.y for h in hist), float, len(hist)))
+
+
+def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = None,
+                   prepared: _Prepared | None = None) -> _Raw | None:
+    prep = prepared or _prepare_level(inp, log)
+    head, hist, y = prep.head, prep.hist, prep.y
     if head is None or not hist:
         return None
-    y = np.fromiter((h.y for h in hist), float, len(hist))
     ws = [h.w for h in hist if math.isfinite(h.w)]
     # The mean, not the median: each build's variance has a few degrees of freedom and a skewed
     # distribution whose median understates it.
     within = float(np.mean(ws)) if len(ws) >= max(1, len(hist) // 2) else None
     runs_hist = int(np.median([h.runs for h in hist]))
-    noise, df_tau = between_build_noise(y, within, head.w)
+    noise, df_tau = between_build_noise(y, within, head.w, prior if y.size >= 3 else None)
     sigma2 = noise.sigma ** 2
     tau2 = sigma2 * noise.ar_share
     w_bar = sigma2 - tau2
@@ -536,8 +628,12 @@ def _rel_interval(raw: _Raw) -> tuple[float, float, float]:
     return raw.delta / b, lo / b, hi / b
 
 
-def compare_metric(inp: MetricInput) -> MetricVerdict:
-    """The raw comparison of one metric (verdict ``same`` or ``no_baseline`` until :func:`decide`)."""
+def compare_metric(inp: MetricInput, prior: VariancePrior | None = None,
+                   prepared: _Prepared | None = None) -> MetricVerdict:
+    """The raw comparison of one metric (verdict ``same`` or ``no_baseline`` until :func:`decide`).
+
+    ``prior``: the variance prior of the metric's kind in this check (:func:`variance_prior`), used for
+    time and memory metrics."""
     kind = inp.kind
     min_change = inp.min_change if inp.min_change is not None else DEFAULT_MIN_CHANGE.get(kind, 0.0)
     if not inp.history:
@@ -548,7 +644,7 @@ def compare_metric(inp: MetricInput) -> MetricVerdict:
     if kind == "size":
         floor = inp.abs_floor if inp.abs_floor is not None else SIZE_ABS_FLOOR
         return _compare_size(inp, min_change, floor)
-    raw = _compare_rate(inp) if kind == "rate" else _compare_level(inp, kind in LOG_KINDS)
+    raw = _compare_rate(inp) if kind == "rate" else _compare_level(inp, kind in LOG_KINDS, prior, prepared)
     if raw is None:
         return MetricVerdict(inp.metric, inp.device, kind, inp.unit, "no_baseline", None,
                              _head_value(inp.head, kind), None, None, None,
@@ -630,7 +726,19 @@ def run_check(inputs: Sequence[MetricInput], false_fail_rate: float = 0.05,
     """Compare every metric and decide family-wise; ``extra`` rows (e.g. size budgets) are appended as given."""
     if not (0 < false_fail_rate < 1):
         raise ValueError("false_fail_rate must be in (0, 1)")
-    rows = decide([compare_metric(i) for i in inputs], false_fail_rate)
+    # Two builds' worth of history say little about one metric's between-build variance; the other metrics
+    # of the same kind in the same check (same runners, same base builds) say much about its typical size.
+    # Their variances moderate each other on the log scale, where time and memory metrics share units.
+    prepared: dict[int, _Prepared] = {}
+    estimates: dict[str, list[tuple[float, float]]] = {}
+    for i, inp in enumerate(inputs):
+        if inp.kind in MODERATED_KINDS and inp.history:
+            prep = prepared[i] = _prepare_level(inp, True)
+            if prep.y.size >= 3:
+                estimates.setdefault(inp.kind, []).append(history_variance(prep.y))
+    priors = {k: variance_prior(e) for k, e in estimates.items()}
+    rows = decide([compare_metric(inp, priors.get(inp.kind), prepared.get(i)) for i, inp in enumerate(inputs)],
+                  false_fail_rate)
     return rows + [replace(e) for e in extra]
 
 

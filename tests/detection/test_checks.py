@@ -134,3 +134,46 @@ def test_it_appends_extra_rows_such_as_budgets():
                             "size budget maps: 5000000 bytes", 1, 0)
     rows = C.run_check([], extra=[extra])
     assert C.check_status(rows) == "fail"
+
+
+def test_it_fits_the_variance_prior_of_many_metrics():
+    """Variances drawn from s0^2 d0 / chi^2_d0, each estimated with df degrees of freedom: the moment fit
+    recovers s0^2 and d0; metrics sharing one variance give an (effectively) infinite d0."""
+    rng = np.random.default_rng(8)
+    true = 2e-4 * 12 / rng.chisquare(12, 4000)
+    est = [(float(t * rng.chisquare(10) / 10), 10.0) for t in true]
+    prior = C.variance_prior(est)
+    assert 9 < prior.d0 < 16 and abs(prior.s0 / 2e-4 - 1) < 0.1
+    same = C.variance_prior([(float(2e-4 * rng.chisquare(10) / 10), 10.0) for _ in range(4000)])
+    assert same.d0 > 100 and abs(same.s0 / 2e-4 - 1) < 0.05
+    assert C.variance_prior(est[:C.PRIOR_MIN_METRICS - 1]) is None
+    v, df = same.moderate(4e-4, 10.0)
+    assert df == 10.0 + C.PRIOR_MAX_DF and 2e-4 < v < 3e-4  # pulled towards the shared scale, never all the way
+
+
+def test_it_catches_more_planted_regressions_with_moderated_variances_at_the_same_false_failure_rate():
+    """Short base histories (16 builds): the other metrics' variances decide more changes; A/A stays near 5%."""
+    rng = np.random.default_rng(9)
+
+    def one(planted):
+        inputs = []
+        for j in range(80):
+            tau = rng.uniform(0.005, 0.015)
+            hist, level = history(rng, n=16, tau=tau, cv=rng.uniform(0.02, 0.05))
+            head = build(rng, level * (1.12 if j == planted else 1.0), rng.normal(0, tau))
+            inputs.append(C.MetricInput(f"m{j:03d}", "time", head, hist))
+        return inputs
+
+    scenarios = [(one(j % 80 if j % 2 else None), j % 80 if j % 2 else None) for j in range(40)]
+    pooled = {"caught": 0, "aa": 0}
+    alone = {"caught": 0, "aa": 0}
+    for inputs, planted in scenarios:
+        for out, rows in ((pooled, C.run_check(inputs)),
+                          (alone, C.decide([C.compare_metric(i) for i in inputs]))):
+            flagged = {r.metric for r in rows if r.verdict == "regression"}
+            if planted is None:
+                out["aa"] += bool(flagged)
+            else:
+                out["caught"] += f"m{planted:03d}" in flagged
+    assert pooled["caught"] > alone["caught"] + 2, (pooled, alone)
+    assert pooled["aa"] <= 3, pooled  # 20 A/A checks at a 5% rate
