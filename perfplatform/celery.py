@@ -3,6 +3,7 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init
 from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfplatform.settings")
@@ -17,3 +18,11 @@ app.conf.task_queues = tuple(
     for name in sorted({route["queue"] for route in app.conf.task_routes.values()})
 )
 app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def _freeze_startup_heap(**_: object) -> None:
+    # Each prefork child, once Django and the tasks are loaded: perfplatform.heap says why.
+    from perfplatform.heap import freeze_startup_heap
+
+    freeze_startup_heap()
