@@ -258,7 +258,7 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
         for event in det.step(points[i]):
             cp = event.change_point
             if event.type == "raised":
-                replay_hit = _replayed_alert_for(cp, ctx, replayed, kept, index_of)
+                replay_hit = _replayed_alert_for(cp, ctx, replayed, kept, index_of, cfg.refine_radius)
                 alert = lifecycle.save_change_point(cp, ctx, detected_build_id=ctx.build_at(event.at),
                                                     existing=replay_hit)
                 open_alert = alert
@@ -276,19 +276,22 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
 
 
 def _replayed_alert_for(cp: ChangePoint, ctx: lifecycle.SeriesContext, replayed: list[Alert], kept: set[int],
-                        index_of: dict[int, int]) -> Alert | None:
+                        index_of: dict[int, int], radius: int) -> Alert | None:
     """The stored alert a change point raised again on replay continues: the one at the same culprit, else
-    the nearest one in the same direction that this replay has not taken yet.
+    the nearest one in the same direction, at most `radius` builds away (the detector's refine radius),
+    that this replay has not taken yet.
 
     A late build can move a culprit (e.g. from 72 to 75): the alert raised on the incomplete history is the
     same finding, so it moves with its triage and note, as a refined culprit does; withdrawing it and
-    raising another would leave a record that streaming the series in build order never makes.
+    raising another would leave a record that streaming the series in build order never makes. Further
+    away it is another finding: its note must not be carried to a change it was not written about.
     """
     culprit = ctx.build_at(cp.index)
     exact = next((a for a in replayed if a.build_id == culprit), None)
     if exact is not None:
         return exact
-    free = [a for a in replayed if a.pk not in kept and a.direction == cp.direction and a.build_id in index_of]
+    free = [a for a in replayed if a.pk not in kept and a.direction == cp.direction and a.build_id in index_of
+            and abs(index_of[a.build_id] - cp.index) <= radius]
     return min(free, key=lambda a: abs(index_of[a.build_id] - cp.index), default=None)
 
 
