@@ -51,3 +51,17 @@ def page(browser):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def demo(settings, tmp_path):
+    """seed_demo's data (80 builds, the demo pull requests and their checks) with a cold cache."""
+    from django.core.cache import cache
+    from django.core.management import call_command
+
+    settings.VAR_DIR = tmp_path  # seed_demo writes demo-planted.json there
+    cache.clear()
+    with open(tmp_path / "seed.log", "w") as log:
+        call_command("seed_demo", builds=80, stdout=log)
+    yield
+    cache.clear()

@@ -7,8 +7,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core.cache import cache
-from django.core.management import call_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,15 +31,6 @@ CONTRAST_JS = """() => {
   }
   return worst.slice(0, 10);
 }"""
-
-
-@pytest.fixture
-def demo(settings, tmp_path):
-    settings.VAR_DIR = tmp_path
-    cache.clear()
-    call_command("seed_demo", builds=80, stdout=open(tmp_path / "seed.log", "w"))  # noqa: SIM115
-    yield
-    cache.clear()
 
 
 def sign_in(page, base, user="demo"):

@@ -6,19 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core.cache import cache
-from django.core.management import call_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def demo(settings, tmp_path):
-    settings.VAR_DIR = tmp_path  # seed_demo writes demo-planted.json there
-    cache.clear()
-    call_command("seed_demo", builds=80, stdout=open(tmp_path / "seed.log", "w"))  # noqa: SIM115
-    yield
-    cache.clear()
 
 
 def sign_in(page, base):
