@@ -17,8 +17,8 @@ with ``tau^2`` estimated from the base branch's history *up to the base build* (
 differences, :func:`history_variance`), never from newer builds. A few dozen base builds give each metric's
 variance only ~0.55 degrees of freedom per build, and Holm's far tail over 100+ metrics punishes few degrees
 of freedom hard; so the variances of the time (and of the memory) metrics of one check moderate each other
-first, empirical-Bayes style (:func:`variance_prior`, Smyth's moderated t as in limma). The base level is the robust level
-(median / 20%-trimmed mean) of the last ``baseline_builds`` builds up to the merge-base, cut at a level
+first, empirical-Bayes style (:func:`variance_prior`, Smyth's moderated t as in limma). The base level is
+the robust level (median / 20%-trimmed mean) of the last ``baseline_builds`` builds up to the merge-base, cut at a level
 shift on the base branch inside that window, so a pull request based just after a shift on main is
 compared with the level it branched from. When the base build itself departs from the builds before it,
 the metric must also differ significantly from the base build alone (an intersection-union test: either
@@ -376,8 +376,6 @@ class VariancePrior:
         ``d0' = min(PRIOR_WEIGHT d0, PRIOR_MAX_DF)``."""
         d0 = min(PRIOR_WEIGHT * self.d0, PRIOR_MAX_DF)
         return (d0 * self.s0 + df * v) / (d0 + df), d0 + df
-
-
 
 
 def variance_prior(estimates: Sequence[tuple[float, float]]) -> VariancePrior | None:
