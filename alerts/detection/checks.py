@@ -494,7 +494,7 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
     # distribution whose median understates it.
     within = float(np.mean(ws)) if len(ws) >= max(1, len(hist) // 2) else None
     runs_hist = int(np.median([h.runs for h in hist]))
-    noise, df_tau = between_build_noise(y, within, head.w, prior if y.size >= 3 else None)
+    noise, df_tau = between_build_noise(y, within, head.w, prior)
     sigma2 = noise.sigma ** 2
     tau2 = sigma2 * noise.ar_share
     w_bar = sigma2 - tau2
