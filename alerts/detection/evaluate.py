@@ -236,10 +236,24 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     best, score, scores = locate(s, seg_lo, lo, hi, noise)
     if abs(score) < 0.6 * zc:
         return None
+    if not confirmable(k - best + 1, config):
+        return None
     test = _test_at(s, seg_lo, best, noise)
     if abs(test.z) < zc or not test.sustained or not passes_gates(test, s, kind, config, noise):
         return None
     return _candidate(lo, best, scores, test, zc, n_cand, noise)
+
+
+def confirm_hold(m: int) -> int:
+    """Builds an alert raised ``m`` builds after its culprit must wait before it can be confirmed."""
+    return max(CONFIRM_HOLD, m // 2)
+
+
+def confirmable(m: int, config: DetectorConfig) -> bool:
+    """Whether an alert raised ``m`` builds after its culprit can still be confirmed before its post-change
+    segment reaches ``max_after`` builds (where an unconfirmed alert is withdrawn). A later one would be
+    raised only to be withdrawn a few builds on: noise for its owners, and no finding kept."""
+    return m + confirm_hold(m) <= config.max_after
 
 
 def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: DetectorConfig,
@@ -268,7 +282,7 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     if test.z * sign < Z_WITHDRAW:
         return "withdraw", None
     m = k - best + 1
-    hold = max(CONFIRM_HOLD, (cp.detected_at - cp.index + 1) // 2)
+    hold = confirm_hold(cp.detected_at - cp.index + 1)
     held = k - cp.detected_at >= hold or hi_excl is not None
     if m >= config.confirm_after and held and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise):
         return "confirm", cand

@@ -93,7 +93,9 @@ class DetectorConfig:
     window
         Builds of history the decision looks at (the worker must pass at least this many to ``resume``).
     max_after
-        Longest post-change segment scanned for a new change (bounds the candidate culprits).
+        Longest post-change segment scanned for a new change (bounds the candidate culprits). An open alert
+        whose post-change segment reaches it unconfirmed is withdrawn, so a new alert is raised only while
+        it can still be confirmed before that (``evaluate.confirmable``: about ``2/3 * max_after`` builds).
     min_before
         Builds of stable history needed before a candidate change.
     min_after

@@ -120,3 +120,34 @@ def test_it_reports_a_relanded_change_as_one_change_at_its_level():
     pts, step = _excursion_then_step(3, 1, scale=1.0)
     live = [c for c in detect_online(pts, kind="size") if not c.withdrawn]
     assert [(c.index, c.direction) for c in live] == [(len(INSTALLER), "regression")]
+
+
+# mozilla-beta/3891416 (page load, ms), pushes 100-299: heavy-tailed runs, an excursion at 181-191 and a ~3%
+# drift down over the next 70 pushes. The scan found the drift only when its culprit was about to leave the
+# window (87 builds back); such an alert must wait half its delay before it can be confirmed, and the
+# post-change segment reaches max_after first, so it was withdrawn one to 19 builds after it was raised,
+# four times in a row (each re-raised one build later). Nothing was ever kept.
+LATE_AT_THE_WINDOW_EDGE = [
+    208, 242, 203, 223, 200, 206, 195, 193, 197, 199, 198, 197, 193, 199, 247, 217, 273, 201, 200, 224,
+    274, 184, 190, 198, 228, 196, 195, 268, 252, 266, 201, 216, 202, 201, 201, 207, 224, 203, 224, 281,
+    219, 206, 193, 199, 196, 199, 209, 215, 182, 188, 187, 184, 195, 192, 189, 200, 192, 184, 185, 188,
+    192, 189, 183, 195, 191, 190, 214, 218, 193, 187, 182, 183, 184, 188, 195, 182, 193, 191, 199, 195,
+    195, 232, 193, 239, 237, 233, 238, 225, 233, 222, 233, 234, 196, 192, 187, 184, 189, 186, 190, 180,
+    178, 181, 186, 190, 181, 182, 194, 190, 181, 184, 193, 194, 194, 186, 181, 189, 192, 185, 194, 185,
+    276, 194, 189, 188, 184, 188, 195, 182, 188, 189, 191, 179, 193, 182, 183, 190, 189, 187, 192, 194,
+    185, 186, 183, 182, 186, 189, 184, 178, 194, 181, 189, 178, 184, 184, 184, 156, 186, 190, 186, 187,
+    182, 188, 183, 195, 184, 191, 187, 195, 197, 188, 179, 186, 188, 193, 186, 186, 178, 178, 185, 179,
+    195, 187, 179, 177, 185, 179, 186, 186, 188, 190, 200, 188, 178, 177, 186, 180, 183, 190, 197, 197,
+]
+
+
+def test_it_does_not_raise_an_alert_that_can_no_longer_be_confirmed():
+    from alerts.detection.evaluate import confirm_hold, confirmable
+
+    pts = [Point(float(v)) for v in LATE_AT_THE_WINDOW_EDGE]
+    cps = detect_online(pts, kind="time")
+    assert [c for c in cps if c.withdrawn] == []
+    assert all(confirmable(c.detected_at - c.index + 1, DEFAULT) for c in cps)
+    # the limit: raised m builds after the culprit, it waits confirm_hold(m) builds, all before max_after
+    m = max(x for x in range(1, DEFAULT.max_after + 1) if confirmable(x, DEFAULT))
+    assert m + confirm_hold(m) <= DEFAULT.max_after < m + 1 + confirm_hold(m + 1)
