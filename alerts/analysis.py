@@ -254,9 +254,14 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
                            and a.detection == Alert.Detection.OPEN), None)
     groups: set[int] = set()
     kept: set[int] = set()
+    confirmed: Alert | None = None  # the alert of the latest "confirmed" event: a drift merges into it
     for i in range(pos, len(points)):
         for event in det.step(points[i]):
             cp = event.change_point
+            if event.type == "merged":
+                if confirmed is not None and (left := lifecycle.merge_into(cp, ctx, confirmed)) is not None:
+                    groups.add(left)
+                continue
             if event.type == "raised":
                 replay_hit = _replayed_alert_for(cp, ctx, replayed, kept, index_of, cfg.refine_radius)
                 alert = lifecycle.save_change_point(cp, ctx, detected_build_id=ctx.build_at(event.at),
@@ -266,6 +271,8 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
                 alert = lifecycle.save_change_point(cp, ctx, detected_build_id=ctx.build_at(event.at),
                                                     existing=open_alert)
                 open_alert = None if event.type in ("confirmed", "withdrawn") else alert
+                if event.type == "confirmed":
+                    confirmed = alert
             kept.add(alert.pk)
             groups.add(alert.group_id)
     for a in replayed:

@@ -59,6 +59,7 @@ class AlertOut(Schema):
     shape: str
     slope_per_build: float | None
     window_builds: int | None
+    merged_into: int | None
     created: datetime
     url: str
 
@@ -111,6 +112,7 @@ def alert_payload(request: HttpRequest | None, a: Alert, *, base_url: str | None
         "note": a.note, "team": a.team.name, "group": a.group_id, "created": a.created, "url": url,
         "culprit_commit": a.culprit_commit or None, "range_commits": a.range_commits, "confirmation": a.confirmation,
         "shape": a.shape, "slope_per_build": a.slope_per_build, "window_builds": a.window_builds,
+        "merged_into": a.merged_into_id,
     }
 
 

@@ -104,6 +104,24 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
     return alert
 
 
+def merge_into(cp: ChangePoint, ctx: SeriesContext, drift: Alert) -> int | None:
+    """The alert of ``cp`` is now part of ``drift`` (the detector's ``merged`` event): withdrawn, pointing at
+    the drift, its triage and note carried over; what was merged into it (an earlier extent of the same
+    drift) now points at ``drift`` too. Returns the id of the group it left, if any."""
+    culprit = ctx.build_at(cp.index)
+    alert = Alert.objects.filter(series=ctx.series, build_id=culprit).exclude(pk=drift.pk).first()
+    if alert is None:
+        return None
+    _carry_triage(alert, drift)
+    if drift.first_build_id is None:  # a drift longer than the loaded window still says where it started
+        drift.first_build_id = alert.first_build_id or alert.build_id
+    drift.save(update_fields=["note", "status", "reassigned_to", "first_build", "updated"])
+    alert.detection, alert.merged_into = Alert.Detection.WITHDRAWN, drift
+    alert.save(update_fields=["detection", "merged_into", "updated"])
+    Alert.objects.filter(merged_into=alert).update(merged_into=drift)
+    return alert.group_id
+
+
 def _carry_triage(old: Alert, into: Alert) -> None:
     if old.note and old.note not in into.note:
         into.note = f"{into.note}\n{old.note}".strip() if into.note else old.note

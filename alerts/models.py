@@ -210,11 +210,14 @@ class Alert(models.Model):
     after_ci_high = models.FloatField(null=True)
     p_value = models.FloatField(null=True)
     test = models.CharField(max_length=100)
-    # "shift": a step at the culprit; "drift": a gradual change starting there, over window_builds builds at
-    # slope_per_build (metric unit per build), before/after being the levels at the window's two ends.
+    # "shift": a step at the culprit; "drift": a gradual change over window_builds builds at slope_per_build
+    # (metric unit per build), before/after being the levels at the window's two ends. The worker raises a
+    # drift at its latest step (first_build is where it started) and merges the alerts it continues into it.
     shape = models.CharField(max_length=8, choices=[("shift", "shift"), ("drift", "drift")], default="shift")
     slope_per_build = models.FloatField(null=True, blank=True)
     window_builds = models.IntegerField(null=True, blank=True)
+    merged_into = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="merged",
+                                    help_text="The drift this (withdrawn) alert became part of.")
     sensitivity = models.FloatField(null=True, help_text="Smallest relative shift detectable within 10 builds.")
     detection = models.CharField(max_length=10, choices=Detection.choices, default=Detection.OPEN)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.UNTRIAGED)

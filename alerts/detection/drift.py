@@ -5,6 +5,12 @@ step test again and again as the level keeps moving, so the scan reports a shift
 want one finding: the series drifts by ``slope_per_build`` over ``window_builds`` builds. ``collapse_drift``
 merges runs of at least ``min_steps`` consecutive shifts in one direction, each starting within ``max_gap``
 builds of the previous one, into one ``shape="drift"`` change point; isolated shifts are left as they are.
+
+Online (``drift_run`` / ``as_online_drift``, used by ``OnlineDetector``), the detector cannot take back the
+alerts it already raised, so the third step of such a train is raised as a drift instead: at its own culprit
+(the latest step, where the detector reviews it), with ``before`` the level where the train started,
+``window_builds`` counted back from it, and the steps it continues merged into it once it is confirmed.
+Later steps continue the drift the same way, so a series shows one live drift however long it creeps.
 """
 
 from __future__ import annotations
@@ -32,6 +38,56 @@ def collapse_drift(cps: Sequence[ChangePoint], *, max_gap: int, min_steps: int =
     return out
 
 
+def drift_run(confirmed: Sequence[ChangePoint], cp: ChangePoint, *, max_gap: int,
+              min_steps: int = MIN_STEPS) -> list[ChangePoint]:
+    """The confirmed change points (oldest first) that the new shift ``cp`` continues as a drift; ``[]``
+    when it is a change of its own.
+
+    ``confirmed`` are the series' live confirmed change points before ``cp``, oldest first. Walking back
+    from ``cp``, each member is in ``cp``'s direction and within ``max_gap`` builds of the next one; a drift
+    ends the walk (it already holds the steps before it). A run of plain shifts needs ``min_steps - 1``
+    members (``cp`` is the last step); a drift needs only itself.
+    """
+    run: list[ChangePoint] = []
+    nxt = cp.index
+    for prev in reversed(confirmed):
+        if prev.direction != cp.direction or not (0 < nxt - prev.index <= max_gap):
+            break
+        run.append(prev)
+        if prev.shape == "drift":
+            break
+        nxt = prev.index
+    run.reverse()
+    if run and run[0].shape == "drift":
+        return run
+    return run if len(run) + 1 >= min_steps else []
+
+
+def drift_start(cp: ChangePoint) -> int:
+    """First build of a change: its culprit for a shift, the first step's culprit for an online drift."""
+    if cp.shape == "drift" and cp.window_builds:
+        return cp.index - cp.window_builds + 1
+    return cp.index
+
+
+def as_online_drift(cp: ChangePoint, run: Sequence[ChangePoint]) -> None:
+    """Turn the newest step ``cp`` (in place) into the drift from ``run[0]``'s start to ``cp``'s culprit.
+
+    ``before``/``before_ci`` are the level where the run started, ``after`` the new level; ``window_builds``
+    counts from the run's first culprit to ``cp.index``, and ``first_index`` reaches back to it; the test and
+    p-value stay those of ``cp``'s own step.
+    """
+    head = run[0]
+    window = cp.index - drift_start(head) + 1
+    cp.shape = "drift"
+    cp.first_index = min(head.first_index, drift_start(head))
+    cp.before, cp.before_ci = head.before, head.before_ci
+    cp.abs_change = cp.after - head.before
+    cp.rel_change = cp.after / head.before - 1.0 if head.before != 0 else 0.0
+    cp.window_builds = window
+    cp.slope_per_build = cp.abs_change / window
+
+
 def _close(run: list[ChangePoint], min_steps: int) -> list[ChangePoint]:
     if len(run) < min_steps:
         return list(run)
@@ -40,7 +96,7 @@ def _close(run: list[ChangePoint], min_steps: int) -> list[ChangePoint]:
     abs_change = last.after - first.before
     rel = last.after / first.before - 1.0 if first.before != 0 else 0.0
     return [dataclasses.replace(
-        first, shape="drift", before=first.before, after=last.after, before_ci=first.before_ci,
+        first, shape="drift", last_index=max(first.last_index, last.last_index), before=first.before, after=last.after, before_ci=first.before_ci,
         after_ci=last.after_ci, abs_change=abs_change, rel_change=rel, window_builds=window,
         slope_per_build=abs_change / window, p_value=max(cp.p_value for cp in run), test="drift",
         confirmed=any(cp.confirmed for cp in run), withdrawn=all(cp.withdrawn for cp in run),

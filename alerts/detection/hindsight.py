@@ -6,7 +6,8 @@ sides (from the previous kept change point to the next proposal, up to ``config.
 the culprit is relocated within ``refine_radius`` builds and the levels and p-value re-estimated. A proposal
 is kept when it passes the same test and gates on that data, or when the online pass confirmed it; duplicate
 proposals of one shift (withdrawn, then raised again) are merged, and a train of same-direction shifts is
-reported as one drift (``drift.collapse_drift``).
+reported as one drift (``drift.collapse_drift``; not for ``size``, as online). The online pass proposes plain
+shifts (``drift=False``): hindsight groups them itself, with the whole history.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
                      config: DetectorConfig = DEFAULT) -> list[ChangePoint]:
     """Change points of a complete history (no withdrawn ones), culprits located with data on both sides."""
     pts = list(points)
-    det = OnlineDetector(kind, lower_is_better, config)
+    det = OnlineDetector(kind, lower_is_better, config, drift=False)
     det.run(pts)
     proposals = sorted(det.history, key=lambda cp: (cp.index, cp.detected_at))
     if not proposals:
@@ -55,6 +56,8 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
         elif cp.confirmed:
             kept = dataclasses.replace(cp)
             out.append(kept)
+    if kind == "size":
+        return out  # each size step has a culprit owners want, as online (``OnlineDetector.drift``)
     return collapse_drift(out, max_gap=_drift_gap(config))
 
 

@@ -29,7 +29,7 @@ DEFAULT_ABS_FLOOR = {("size", "bytes"): 100_000.0}
 
 Direction = Literal["regression", "improvement"]
 Shape = Literal["shift", "drift"]
-EventType = Literal["raised", "refined", "confirmed", "withdrawn"]
+EventType = Literal["raised", "refined", "confirmed", "withdrawn", "merged"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +183,10 @@ class ChangePoint:
     confirmed: bool = False
     z: float = 0.0
     sensitivity: float | None = field(default=None)
-    #: "shift": a step at ``index``; "drift": a gradual change from ``index`` over ``window_builds`` builds
-    #: at ``slope_per_build`` (metric unit per build), ``before``/``after`` the levels at its two ends.
+    #: "shift": a step at ``index``; "drift": a gradual change over ``window_builds`` builds at
+    #: ``slope_per_build`` (metric unit per build), ``before``/``after`` the levels at its two ends and
+    #: ``first_index..last_index`` spanning its steps. ``index`` is its first step in hindsight, its latest
+    #: step online (where the detector goes on reviewing it; the window ends there).
     shape: Shape = "shift"
     slope_per_build: float | None = None
     window_builds: int | None = None

@@ -6,7 +6,9 @@ State of an :class:`OnlineDetector` is exactly:
   the newest one (the noise estimate is refreshed every ``NOISE_EVERY`` builds from the ``window`` builds
   ending at that block boundary, so it too is a function of the stored points);
 * ``segment_start``: the culprit of the last *confirmed* change point (the current level starts there);
-* the open (raised, not yet confirmed or withdrawn) change point, if any, and the segment start before it.
+* the open (raised, not yet confirmed or withdrawn) change point, if any, and the segment start before it;
+* the live confirmed change points whose culprit lies in the window (a new shift may continue them as a
+  drift, ``drift.drift_run``).
 
 Every decision is a pure function of that state (``evaluate.scan_new`` / ``evaluate.review_open`` on the
 window), so a stateless worker that reloads the last ``window + NOISE_EVERY`` points and the change points whose culprit
@@ -18,6 +20,11 @@ Per build, with an open alert: re-test it at culprits within ``refine_radius`` (
 ``confirm_after`` builds hold the new level and the test still passes, withdraw it when its one-sided
 evidence drops below z = 1.645. Without an open alert: scan the current segment for a new shift
 (``size``: the newest step; other kinds: culprits leaving at least ``min_after`` builds after them).
+
+Slow drift (every kind but ``size``, whose steps each have a culprit owners want): a new shift that
+continues a train of confirmed same-direction shifts (``drift.MIN_STEPS`` with it, each within
+``2 * confirm_after + min_before`` builds of the previous one) or a confirmed drift is raised as a drift
+(``drift.as_online_drift``); once it is confirmed, the change points it continues are ``merged`` into it.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .drift import as_online_drift, drift_run
 from .evaluate import Series, build_series, point_fields, review_open, scan_new, series_noise, to_change_point
 from .model import DEFAULT, ChangePoint, DetectorConfig, Event, Point
 from .sensitivity import NoiseSummary, sensitivity_from_noise
@@ -44,8 +52,11 @@ QUICK_FRACTION = 0.5
 class OnlineDetector:
     """Streaming detector of one series. ``step(point)`` returns the events raised by that build."""
 
-    def __init__(self, kind: str, lower_is_better: bool = True, config: DetectorConfig = DEFAULT) -> None:
+    def __init__(self, kind: str, lower_is_better: bool = True, config: DetectorConfig = DEFAULT, *,
+                 drift: bool = True) -> None:
         self.kind = kind
+        #: hindsight proposes plain shifts and groups drifts itself, over the whole history
+        self.drift = drift and kind != "size"
         self.lower_is_better = lower_is_better
         self.config = config
         self._keep = config.window + NOISE_EVERY
@@ -61,6 +72,7 @@ class OnlineDetector:
         self.segment_start = 0
         self.open: ChangePoint | None = None
         self._open_prev_start = 0
+        self._confirmed: list[ChangePoint] = []
         self.history: list[ChangePoint] = []
 
     # -- resuming -------------------------------------------------------------------------------------------
@@ -82,6 +94,7 @@ class OnlineDetector:
         confirmed = [cp for cp in live if cp.confirmed]
         opened = [cp for cp in live if not cp.confirmed]
         det.segment_start = confirmed[-1].index if confirmed else 0
+        det._confirmed = [dataclasses.replace(cp) for cp in confirmed]
         if opened:
             det.open = dataclasses.replace(opened[-1])
             det._open_prev_start = det.segment_start
@@ -217,6 +230,7 @@ class OnlineDetector:
             return []
         cp = to_change_point(cand, s, self.lower_is_better, self.index)
         cp.sensitivity = sensitivity_from_noise(NoiseSummary.of(cand.noise, s), self.kind, self.config)
+        self._as_drift(cp)
         self.open = cp
         self._open_prev_start = self.segment_start
         self.segment_start = cp.index
@@ -237,15 +251,38 @@ class OnlineDetector:
         new = to_change_point(cand, s, self.lower_is_better, cp.detected_at)
         changed = new.index != cp.index or new.direction != cp.direction
         _update(cp, new)
+        self._as_drift(cp)
         self.segment_start = cp.index
         if verdict == "confirm":
             cp.confirmed = True
             self.open = None
             events = [Event("confirmed", dataclasses.replace(cp), self.index)]
+            events += self._merge(cp)
             if s.mode == "step":  # a size step on the confirming build itself is scanned at once
                 events += self._scan(s, noise)
             return events
         return [Event("refined", dataclasses.replace(cp), self.index)] if changed else []
+
+    def _drift_gap(self) -> int:
+        return 2 * self.config.confirm_after + self.config.min_before
+
+    def _as_drift(self, cp: ChangePoint) -> None:
+        """Re-derive the shape of ``cp`` (raised or refined) from the confirmed change points it continues."""
+        if not self.drift:
+            return
+        run = drift_run(self._confirmed, cp, max_gap=self._drift_gap())
+        if run:
+            as_online_drift(cp, run)
+        else:
+            cp.shape, cp.window_builds, cp.slope_per_build = "shift", None, None
+
+    def _merge(self, cp: ChangePoint) -> list[Event]:
+        """``cp`` was confirmed: the change points its drift continues are merged into it."""
+        run = drift_run(self._confirmed, cp, max_gap=self._drift_gap()) if cp.shape == "drift" else []
+        gone = {id(m) for m in run}
+        self._confirmed = [c for c in self._confirmed if id(c) not in gone
+                           and c.index > self.index - self._keep] + [dataclasses.replace(cp)]
+        return [Event("merged", dataclasses.replace(m), self.index) for m in run]
 
     def run(self, points: Iterable[Point]) -> list[Event]:
         events: list[Event] = []

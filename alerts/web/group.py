@@ -82,7 +82,8 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
             return HttpResponse(msg, status=code)
         return redirect(safe_next(request, group.get_absolute_url()))
     alerts = list(group.alerts.select_related("series__metric", "series__app", "previous_build", "build",
-                                              "first_build", "last_build", "reassigned_to__build")
+                                              "first_build", "last_build", "reassigned_to__build",
+                                              "merged_into__build", "merged_into__group")
                   .order_by("detection", "-direction", "series__metric__name"))
     live = [a for a in alerts if a.detection != Alert.Detection.WITHDRAWN]
     previous = [a.previous_build for a in live if a.previous_build is not None]

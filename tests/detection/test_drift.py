@@ -62,3 +62,76 @@ def test_it_merges_a_train_into_one_drift_spanning_first_to_last_level():
     d = out[0]
     assert (d.index, d.before, d.after, d.window_builds) == (10, 100, 130, 21)
     assert d.slope_per_build == pytest.approx(30 / 21)
+
+
+def _events(det, pts):
+    return [[(e.type, e.change_point.index, e.change_point.shape, e.change_point.window_builds) for e in det.step(p)]
+            for p in pts]
+
+
+def test_it_raises_a_real_drift_online_as_one_drift_that_the_steps_merge_into():
+    from alerts.detection.online import OnlineDetector
+
+    pts = [Point(v) for v in _ramp(_real(), 40, 60, 0.4)]
+    flat = [e for es in _events(OnlineDetector("time"), pts) for e in es]
+    raised = [(i, shape) for t, i, shape, _ in flat if t == "raised"]
+    assert [shape for _, shape in raised][:2] == ["shift", "shift"] and raised[2][1] == "drift"
+    merged = {i for t, i, *_ in flat if t == "merged"}
+    confirmed = [(i, shape, w) for t, i, shape, w in flat if t == "confirmed"]
+    live = [c for c in confirmed if c[0] not in merged]
+    # one finding: the last drift, reaching back to the first step, everything before it merged
+    assert len(live) == 1 and live[0][1] == "drift"
+    index, _, window = live[0]
+    assert index - window + 1 == confirmed[0][0] and 40 <= confirmed[0][0] <= 55
+    assert merged == {c[0] for c in confirmed[:-1]}
+
+
+def test_it_resumes_a_drift_from_stored_alerts_with_the_same_decisions():
+    import dataclasses
+
+    from alerts.detection import DEFAULT
+    from alerts.detection.online import NOISE_EVERY, OnlineDetector
+
+    pts = [Point(v) for v in _ramp(_real(), 40, 60, 0.4)]
+    ref = _events(OnlineDetector("time"), pts)
+    keep = DEFAULT.window + NOISE_EVERY
+    for k in range(50, len(pts) - 1, 3):
+        stream = OnlineDetector("time")
+        merged: set[int] = set()
+        for p in pts[:k]:
+            merged |= {e.change_point.index for e in stream.step(p) if e.type == "merged"}
+        # stored as the worker stores them: a merged alert is withdrawn
+        stored = [dataclasses.replace(cp, withdrawn=cp.withdrawn or (cp.confirmed and cp.index in merged))
+                  for cp in stream.history]
+        start = max(0, k - keep)
+        det = OnlineDetector.resume(pts[start:k], stored, start_index=start, kind="time")
+        assert _events(det, pts[k:k + 1]) == [ref[k]], k
+
+
+def test_it_keeps_size_steps_as_shifts_online():
+    from alerts.detection import detect_online
+
+    vals = [50_000_000.0 + 1_000_000 * (i // 10) for i in range(80)]  # a 2% step every 10 builds
+    cps = detect_online([Point(v) for v in vals], kind="size")
+    assert len(cps) >= 5 and {c.shape for c in cps} == {"shift"}
+
+
+def test_it_starts_a_drift_only_from_a_run_of_confirmed_same_direction_steps():
+    from alerts.detection.drift import as_online_drift, drift_run
+
+    a, b, c = _cp(10, 100, 110), _cp(20, 110, 120), _cp(30, 120, 130)
+    assert drift_run([a], b, max_gap=24) == []
+    run = drift_run([a, b], c, max_gap=24)
+    assert run == [a, b]
+    as_online_drift(c, run)
+    assert (c.shape, c.before, c.after, c.window_builds, c.first_index) == ("drift", 100, 130, 21, 10)
+    assert c.slope_per_build == pytest.approx(30 / 21)
+    # a drift is continued by the next step in its direction, from where it started
+    d = _cp(45, 130, 140)
+    assert drift_run([c], d, max_gap=24) == [c]
+    as_online_drift(d, [c])
+    assert (d.before, d.after, d.window_builds) == (100, 140, 36)
+    # too far, or the other way: a change of its own
+    assert drift_run([c], _cp(80, 130, 140), max_gap=24) == []
+    assert drift_run([c], _cp(45, 130, 120, "improvement"), max_gap=24) == []
+

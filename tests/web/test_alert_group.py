@@ -109,3 +109,16 @@ def test_it_shows_a_drift_with_its_window_and_slope(client, world):
     assert 'data-shape="drift"' in html and "drift over 32 builds, 1.25" in html
     Alert.objects.filter(pk=a.pk).update(shape="shift", slope_per_build=None, window_builds=None)
     assert 'data-shape="drift"' not in client.get(f"/alerts/{g.pk}/").content.decode()
+
+
+def test_it_links_a_merged_alert_to_the_drift_it_became_part_of(client, world):
+    login(client, world.outsider)
+    older, drift = world.alerts["older"], world.alerts["startup"]
+    Alert.objects.filter(pk=drift.pk).update(shape="drift", slope_per_build=2.0, window_builds=20)
+    html = client.get(f"/alerts/{world.groups['older'].pk}/").content.decode()
+    assert "data-merged-into" not in html
+    Alert.objects.filter(pk=older.pk).update(merged_into=drift)
+    html = client.get(f"/alerts/{world.groups['older'].pk}/").content.decode()
+    assert f'data-merged-into="{drift.pk}"' in html
+    assert f'href="/alerts/{world.groups["startup"].pk}/#alert-{drift.pk}"' in html
+    assert f"drift at build {drift.build.ext_id}" in html
