@@ -6,8 +6,9 @@ sides (from the previous kept change point to the next proposal, up to ``config.
 the culprit is relocated within ``refine_radius`` builds and the levels and p-value re-estimated. A proposal
 is kept when it passes the same test and gates on that data, or when the online pass confirmed it; duplicate
 proposals of one shift (withdrawn, then raised again) are merged, and a train of same-direction shifts is
-reported as one drift (``drift.collapse_drift``; not for ``size``, as online). The online pass proposes plain
-shifts (``drift=False``): hindsight groups them itself, with the whole history.
+reported as one drift (``drift.collapse_drift``; not for ``size``, as online), left out when it runs from
+the start of the history (``_trend_from_start``). The online pass proposes plain shifts (``drift=False``):
+hindsight groups them itself, with the whole history.
 """
 
 from __future__ import annotations
@@ -58,7 +59,16 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
             out.append(kept)
     if kind == "size":
         return out  # each size step has a culprit owners want, as online (``OnlineDetector.drift``)
-    return collapse_drift(out, max_gap=_drift_gap(config))
+    return [c for c in collapse_drift(out, max_gap=_drift_gap(config)) if not _trend_from_start(c, config)]
+
+
+def _trend_from_start(cp: ChangePoint, config: DetectorConfig) -> bool:
+    """A drift whose first step is as early as a change can be found (``min_before`` builds of history,
+    plus the ``refine_radius`` its culprit may move): the series was already moving when its history begins,
+    so there is no level it left and no change point in the history, only its trend (economic series that
+    grow from their first observation, a counter that climbs from the first build). The online path still
+    alerts on it: a metric that creeps from its first build is worth a look."""
+    return cp.shape == "drift" and cp.index <= config.min_before + config.refine_radius
 
 
 def _drift_gap(config: DetectorConfig) -> int:

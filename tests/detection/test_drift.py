@@ -14,6 +14,7 @@ from alerts.detection.drift import collapse_drift
 from alerts.detection.model import ChangePoint
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
+TCPD = Path(__file__).resolve().parents[2] / "bench" / "data" / "tcpd" / "series.jsonl"
 
 
 def _real() -> list[float]:
@@ -135,3 +136,18 @@ def test_it_starts_a_drift_only_from_a_run_of_confirmed_same_direction_steps():
     assert drift_run([c], _cp(80, 130, 140), max_gap=24) == []
     assert drift_run([c], _cp(45, 130, 120, "improvement"), max_gap=24) == []
 
+
+def test_it_reports_no_change_point_in_hindsight_for_a_real_series_that_trends_from_its_start():
+    # TCPD's gdp_argentina (World Bank, CC BY 4.0; bench/data/tcpd/SOURCES.md): GDP growing from the first
+    # year on. Hindsight made it one drift "starting" at index 9, the first culprit a level test allows;
+    # none of TCPD's five annotators marks it, and there is no level the series left.
+    from alerts.detection import detect_online
+
+    rec = next(json.loads(line) for line in TCPD.read_text().splitlines() if '"tcpd/gdp_argentina"' in line)
+    pts = [Point(p["value"]) for p in rec["points"]]
+    assert detect_hindsight(pts, kind="other") == []
+    assert detect_online(pts, kind="other")  # the worker still tells the owners it keeps moving
+    # the same ramp on the quiet real excerpt: from its start it is the trend; from build 40, a drift
+    assert detect_hindsight([Point(v) for v in _ramp(_real(), 0, 60, 0.4)], kind="time") == []
+    assert [c.shape for c in detect_hindsight([Point(v) for v in _ramp(_real(), 40, 60, 0.4)], kind="time")] \
+        == ["drift"]

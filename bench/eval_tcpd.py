@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The detector on TCPD, the annotated change-point benchmark of van den Burg & Williams (2020), scored as TCPDBench does.
+
+    .venv/bin/python bench/eval_tcpd.py [--data-dir bench/data/tcpd] [--margin 5] [--json] [--details]
+
+Reads ``series.jsonl``/``truth.jsonl`` of ``bench/data/tcpd`` (univariate TCPD datasets, several human
+annotators each; see ``bench/data/tcpd/SOURCES.md``) and runs four detectors on every series:
+``hindsight`` and ``online`` (``perfplatform.detect_cmd.detect_series``; online counts withdrawn alerts
+too, as ``eval_real.py`` does), ``ttest`` (the Perfherder-style t-test of
+``bench/baselines/perfherder_ttest.py``, lower is better) and ``zero`` (no change point). A change
+point is the index of the first point of the new segment, as in TCPD. Per detector it reports the mean
+over datasets of two TCPDBench metrics (``analysis/scripts/metrics.py``), and the CPU seconds
+(``time.process_time``) spent detecting.
+
+F1 (``f_measure``, alpha 0.5), margin M (default 5). Index 0 is added to every annotator's set T_k
+(k = 1..K) and to the predictions X. TP(T, X) is the number of points of T matched to a prediction:
+points of T are taken in increasing order, each takes the nearest prediction still free within M
+(ties: the smaller index), so no prediction is used twice. With T* the union of the T_k:
+
+    P = TP(T*, X) / |X|,   R = (1/K) sum_k TP(T_k, X) / |T_k|,   F1 = 2 P R / (P + R).
+
+(TCPDBench walks T in Python set order, which is increasing order unless the set's hash table wraps;
+the two agree on every dataset and detector here.)
+
+Cover (``covering``). Change points c split 0..N-1 into segments [0, c_1), [c_1, c_2), ..., [c_m, N)
+(points outside 1..N-1 are ignored). For a true partition S' (an annotator's) and a predicted one S,
+
+    C(S', S) = (1/N) sum over A in S' of |A| max over A' in S of |A n A'| / |A u A'|,
+
+and the score is the mean of C(S'_k, S) over the annotators.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
+from perfplatform.detect_cmd import detect_series  # noqa: E402
+
+DETECTORS = ("hindsight", "online", "ttest", "zero")
+DATA_DIR = ROOT / "bench" / "data" / "tcpd"
+
+
+def true_positives(truth: Iterable[int], predictions: Iterable[int], margin: int) -> int:
+    """Points of ``truth`` matched to a distinct prediction within ``margin`` (nearest free one first)."""
+    free = sorted(set(predictions))
+    tp = 0
+    for tau in sorted(set(truth)):
+        close = [(abs(tau - x), x) for x in free if abs(tau - x) <= margin]
+        if close:
+            free.remove(min(close)[1])
+            tp += 1
+    return tp
+
+
+def f_measure(annotations: Mapping[str, Sequence[int]], predictions: Iterable[int],
+              margin: int = 5) -> tuple[float, float, float]:
+    """TCPDBench's F1 against several annotators: ``(F1, precision, recall)``."""
+    truths = [{0, *cps} for cps in annotations.values()]
+    if not truths:
+        raise ValueError("no annotators")
+    pred = {0, *predictions}
+    union = set().union(*truths)
+    precision = true_positives(union, pred, margin) / len(pred)
+    recall = sum(true_positives(t, pred, margin) / len(t) for t in truths) / len(truths)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return f1, precision, recall
+
+
+def partition(cps: Iterable[int], n: int) -> list[tuple[int, int]]:
+    """Segments ``[start, end)`` of ``0..n-1`` cut at the change points ``cps``."""
+    bounds = [0, *sorted({c for c in cps if 0 < c < n}), n]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def jaccard(a: tuple[int, int], b: tuple[int, int]) -> float:
+    """Jaccard index of two integer intervals ``[start, end)``."""
+    inter = min(a[1], b[1]) - max(a[0], b[0])
+    if inter <= 0:
+        return 0.0
+    return inter / (max(a[1], b[1]) - min(a[0], b[0]))
+
+
+def cover_single(truth: list[tuple[int, int]], pred: list[tuple[int, int]], n: int) -> float:
+    """C(S', S): how well the predicted partition ``pred`` covers the true partition ``truth``."""
+    return sum((a[1] - a[0]) * max(jaccard(a, b) for b in pred) for a in truth) / n
+
+
+def covering(annotations: Mapping[str, Sequence[int]], predictions: Iterable[int], n: int) -> float:
+    """TCPDBench's cover: mean over annotators of C(annotator's partition, predicted partition)."""
+    if not annotations:
+        raise ValueError("no annotators")
+    pred = partition(predictions, n)
+    return sum(cover_single(partition(cps, n), pred, n) for cps in annotations.values()) / len(annotations)
+
+
+def load(data_dir: Path) -> list[tuple[dict, dict]]:
+    """(series record, truth record) of every dataset, in file order; every truth must have its series."""
+    series = {}
+    for line in (data_dir / "series.jsonl").read_text().splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            series[rec["id"]] = rec
+    out = []
+    for line in (data_dir / "truth.jsonl").read_text().splitlines():
+        if line.strip():
+            truth = json.loads(line)
+            out.append((series[truth["id"]], truth))
+    return out
+
+
+def predict(name: str, rec: dict) -> list[int]:
+    if name == "zero":
+        return []
+    if name == "ttest":
+        values = [float(p["value"]) for p in rec["points"]]
+        return [c["index"] for c in detect_changes(values, lower_is_better=True)]
+    return [c["index"] for c in detect_series(rec, online=name == "online")["change_points"]]
+
+
+def evaluate(corpus: list[tuple[dict, dict]], margin: int) -> dict:
+    acc = {name: {"f1": [], "cover": [], "change_points": 0, "cpu_s": 0.0} for name in DETECTORS}
+    details = []
+    for rec, truth in corpus:
+        n = truth["length"]
+        for name in DETECTORS:
+            t0 = time.process_time()
+            pred = predict(name, rec)
+            cpu = time.process_time() - t0
+            f1, _, _ = f_measure(truth["annotations"], pred, margin)
+            cov = covering(truth["annotations"], pred, n)
+            a = acc[name]
+            a["f1"].append(f1)
+            a["cover"].append(cov)
+            a["change_points"] += len(pred)
+            a["cpu_s"] += cpu
+            details.append({"id": truth["id"], "length": n, "detector": name, "f1": round(f1, 4),
+                            "cover": round(cov, 4), "predicted": sorted(pred)})
+    report = {name: {"datasets": len(a["f1"]),
+                     "f1": round(sum(a["f1"]) / len(a["f1"]), 4) if a["f1"] else None,
+                     "cover": round(sum(a["cover"]) / len(a["cover"]), 4) if a["cover"] else None,
+                     "change_points": a["change_points"], "cpu_s": round(a["cpu_s"], 3)}
+              for name, a in acc.items()}
+    return {"margin": margin, "report": report, "details": details}
+
+
+COLS = ("datasets", "f1", "cover", "change_points", "cpu_s")
+
+
+def markdown(report: dict) -> str:
+    lines = ["| detector | " + " | ".join(COLS) + " |", "|---|" + "---|" * len(COLS)]
+    for name in DETECTORS:
+        r = report[name]
+        lines.append(f"| {name} | " + " | ".join("-" if r[c] is None else str(r[c]) for c in COLS) + " |")
+    return "\n".join(lines)
+
+
+def markdown_details(details: list[dict]) -> str:
+    lines = ["| dataset | length | detector | f1 | cover | predicted |", "|---|---|---|---|---|---|"]
+    for d in details:
+        lines.append(f"| {d['id']} | {d['length']} | {d['detector']} | {d['f1']} | {d['cover']} | "
+                     f"{' '.join(map(str, d['predicted'])) or '-'} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", default=str(DATA_DIR))
+    ap.add_argument("--margin", type=int, default=5)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--details", action="store_true", help="also give per-dataset rows")
+    args = ap.parse_args()
+    corpus = load(Path(args.data_dir))
+    res = evaluate(corpus, args.margin)
+    if args.json:
+        out = {k: v for k, v in res.items() if args.details or k != "details"}
+        json.dump(out, sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"{len(corpus)} TCPD datasets from {args.data_dir}; margin {args.margin}; mean over datasets\n")
+    print(markdown(res["report"]))
+    if args.details:
+        print()
+        print(markdown_details(res["details"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
