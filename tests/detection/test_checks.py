@@ -177,3 +177,29 @@ def test_it_catches_more_planted_regressions_with_moderated_variances_at_the_sam
                 out["caught"] += f"m{planted:03d}" in flagged
     assert pooled["caught"] > alone["caught"] + 2, (pooled, alone)
     assert pooled["aa"] <= 3, pooled  # 20 A/A checks at a 5% rate
+
+
+def _shift_at_the_base_build(rng, head_factor):
+    """Main got 3.5% slower on the base commit itself (only the base build measures it, too little to cut the
+    baseline window there); the head runs at ``head_factor`` times the new level."""
+    hist, level = history(rng, n=30, shift_at=29, shift=0.035, tau=0.005)
+    return C.MetricInput("m", "time", build(rng, level * head_factor, rng.normal(0, 0.005)), hist)
+
+
+def test_it_calls_a_head_level_with_a_departing_base_build_inconclusive():
+    # Worse than the branch's level, level with the base build: the base commit's change, or the PR's
+    rows = [C.run_check([_shift_at_the_base_build(np.random.default_rng(seed), 1.0)])[0] for seed in range(20)]
+    second = [r for r in rows if "base build alone" in r.test]
+    assert second and all(r.verdict in ("same", "inconclusive") for r in second)
+    # against the branch level alone these would have failed (one metric: one-sided p <= 5%)
+    blocked = [r for r in second if r.raw.p_branch / 2 <= 0.05]
+    assert len(blocked) >= 5
+    assert all(r.verdict == "inconclusive" and "base commit" in r.note and r.rel_change > 0 for r in blocked)
+
+
+def test_it_never_fails_a_head_between_the_branch_level_and_a_departing_base_build():
+    # worse than the branch level, better than the base build: it differs from neither
+    for seed in range(20):
+        r = C.run_check([_shift_at_the_base_build(np.random.default_rng(100 + seed), 1 / 1.02)])[0]
+        if "base build alone" in r.test:
+            assert r.verdict not in ("regression", "improvement"), (seed, r)
