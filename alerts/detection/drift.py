@@ -96,8 +96,8 @@ def _close(run: list[ChangePoint], min_steps: int) -> list[ChangePoint]:
     abs_change = last.after - first.before
     rel = last.after / first.before - 1.0 if first.before != 0 else 0.0
     return [dataclasses.replace(
-        first, shape="drift", last_index=max(first.last_index, last.last_index), before=first.before, after=last.after, before_ci=first.before_ci,
-        after_ci=last.after_ci, abs_change=abs_change, rel_change=rel, window_builds=window,
-        slope_per_build=abs_change / window, p_value=max(cp.p_value for cp in run), test="drift",
-        confirmed=any(cp.confirmed for cp in run), withdrawn=all(cp.withdrawn for cp in run),
-        z=max(cp.z for cp in run))]
+        first, shape="drift", last_index=max(first.last_index, last.last_index), before=first.before,
+        after=last.after, before_ci=first.before_ci, after_ci=last.after_ci, abs_change=abs_change,
+        rel_change=rel, window_builds=window, slope_per_build=abs_change / window,
+        p_value=max(cp.p_value for cp in run), test="drift", confirmed=any(cp.confirmed for cp in run),
+        withdrawn=all(cp.withdrawn for cp in run), z=max(cp.z for cp in run))]
