@@ -151,3 +151,27 @@ def test_it_does_not_raise_an_alert_that_can_no_longer_be_confirmed():
     # the limit: raised m builds after the culprit, it waits confirm_hold(m) builds, all before max_after
     m = max(x for x in range(1, DEFAULT.max_after + 1) if confirmable(x, DEFAULT))
     assert m + confirm_hold(m) <= DEFAULT.max_after < m + 1 + confirm_hold(m + 1)
+
+
+def test_it_handles_builds_with_different_numbers_of_runs():
+    # The real quiet pdfpaint excerpt (one value a push) as build levels, each build re-measured with 1 to 25
+    # runs (retries, sharded jobs): single values, medians of a few runs and trimmed means of many mix in
+    # one series. Quiet stays quiet; a 15% step is found at its culprit, online and in hindsight.
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
+    levels = json.loads(fixture.read_text())["values"]
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        for shift in (0.0, 0.15):
+            pts = []
+            for i, v in enumerate(levels):
+                n = int(rng.choice([1, 2, 3, 5, 10, 25]))
+                runs = v * (1 + (shift if i >= 60 else 0.0)) * np.exp(rng.normal(0, 0.03, n))
+                pts.append(Point(float(np.median(runs)), tuple(map(float, runs)) if n > 1 else None))
+            want = [60] if shift else []
+            assert [c.index for c in detect_online(pts, kind="time") if not c.withdrawn] == want, (seed, shift)
+            assert [c.index for c in detect_hindsight(pts, kind="time")] == want, (seed, shift)
