@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
 from bench.eval_detect import _load_module  # noqa: E402
+from bench.eval_tcpd import f_measure  # noqa: E402
 from perfplatform.detect_cmd import detect_series  # noqa: E402
 
 DETECTORS = ("online", "hindsight", "ttest")
@@ -82,19 +83,8 @@ def run_detector(name: str, rec: dict) -> dict:
 
 
 def tcpd_f1(truth_idx: list[int], det_idx: list[int], margin: int) -> float:
-    """F1 of TCPDBench (van den Burg & Williams 2020): index 0 belongs to both sets; one annotator."""
-    t = sorted({0, *truth_idx})
-    p = sorted({0, *det_idx})
-    used: set[int] = set()
-    tp = 0
-    for x in t:
-        best = min(((abs(x - y), y) for y in p if y not in used and abs(x - y) <= margin), default=None)
-        if best is not None:
-            used.add(best[1])
-            tp += 1
-    prec = tp / len(p)
-    rec = tp / len(t)
-    return 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    """F1 of TCPDBench (van den Burg & Williams 2020) with one annotator: ``eval_tcpd.f_measure``."""
+    return f_measure({"sheriffs": truth_idx}, det_idx, margin)[0]
 
 
 def evaluate(corpus, margin: int, score) -> dict:
