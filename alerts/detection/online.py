@@ -251,13 +251,13 @@ class OnlineDetector:
         new = to_change_point(cand, s, self.lower_is_better, cp.detected_at)
         changed = new.index != cp.index or new.direction != cp.direction
         _update(cp, new)
-        self._as_drift(cp)
+        run = self._as_drift(cp)
         self.segment_start = cp.index
         if verdict == "confirm":
             cp.confirmed = True
             self.open = None
             events = [Event("confirmed", dataclasses.replace(cp), self.index)]
-            events += self._merge(cp)
+            events += self._merge(cp, run)
             if s.mode == "step":  # a size step on the confirming build itself is scanned at once
                 events += self._scan(s, noise)
             return events
@@ -266,19 +266,20 @@ class OnlineDetector:
     def _drift_gap(self) -> int:
         return 2 * self.config.confirm_after + self.config.min_before
 
-    def _as_drift(self, cp: ChangePoint) -> None:
-        """Re-derive the shape of ``cp`` (raised or refined) from the confirmed change points it continues."""
+    def _as_drift(self, cp: ChangePoint) -> list[ChangePoint]:
+        """Re-derive the shape of ``cp`` (raised or refined) from the confirmed change points it continues;
+        returns those (``[]``: a shift of its own)."""
         if not self.drift:
-            return
+            return []
         run = drift_run(self._confirmed, cp, max_gap=self._drift_gap())
         if run:
             as_online_drift(cp, run)
         else:
             cp.shape, cp.window_builds, cp.slope_per_build = "shift", None, None
+        return run
 
-    def _merge(self, cp: ChangePoint) -> list[Event]:
-        """``cp`` was confirmed: the change points its drift continues are merged into it."""
-        run = drift_run(self._confirmed, cp, max_gap=self._drift_gap()) if cp.shape == "drift" else []
+    def _merge(self, cp: ChangePoint, run: list[ChangePoint]) -> list[Event]:
+        """``cp`` was confirmed: the change points ``run`` its drift continues are merged into it."""
         gone = {id(m) for m in run}
         self._confirmed = [c for c in self._confirmed if id(c) not in gone
                            and c.index > self.index - self._keep] + [dataclasses.replace(cp)]
