@@ -17,7 +17,8 @@ overall, and for each detector (``online``: the upload worker's code path, withd
 * median and p90 delay ``detected_at - index`` of the matched detections;
 * ``recall_audited``: the same recall with Mozilla labels moved to where their own recorded step
   (``test_prev_value -> test_new_value``) is in the data, when it is plainly not at the labelled push
-  (``bench/label_audit.py``: backfilled pushes put 13 of 58 labels 5-36 pushes after the change);
+  (``bench/label_audit.py``: backfilled pushes put 13 of 58 labels 5-36 pushes after the change), and
+  ``f1_audited`` / ``f1_zero_audited`` against the same labels;
 * TCPDBench-style F1 (start of series counted as a change point in both sets, margin 5, no direction; mean over
   series) and the same F1 of the zero detector that predicts no change;
 * CPU seconds (``time.process_time``) spent detecting.
@@ -97,7 +98,7 @@ def tcpd_f1(truth_idx: list[int], det_idx: list[int], margin: int) -> float:
 def evaluate(corpus, margin: int, score) -> dict:
     acc: dict = defaultdict(lambda: defaultdict(lambda: {
         "series": 0, "builds": 0, "confirmed": 0, "matched": 0, "matched_audited": 0, "alerts": 0, "kept": 0, "alerts_on_ph_series": 0,
-        "perfherder_alerts": 0, "false_alerts": 0, "false_hit": 0, "delays": [], "f1": [], "f1_zero": [],
+        "perfherder_alerts": 0, "false_alerts": 0, "false_hit": 0, "delays": [], "f1": [], "f1_zero": [], "f1_audited": [], "f1_zero_audited": [],
         "cpu_s": 0.0}))
     details = []
     for source, rec, truth in corpus:
@@ -111,6 +112,8 @@ def evaluate(corpus, margin: int, score) -> dict:
             fa = score.match(truth.get("false_alerts", []), det, margin)
             f1 = tcpd_f1([c["index"] for c in truth["change_points"]], [d["index"] for d in det], margin)
             f1_zero = tcpd_f1([c["index"] for c in truth["change_points"]], [], margin)
+            aud_idx = [c["index"] for c in truth["audited"]["change_points"]]
+            f1_audited, f1_zero_audited = tcpd_f1(aud_idx, [d["index"] for d in det], margin), tcpd_f1(aud_idx, [], margin)
             for key in (source, "all"):
                 a = acc[key][name]
                 a["series"] += 1
@@ -128,6 +131,8 @@ def evaluate(corpus, margin: int, score) -> dict:
                 a["delays"] += [d["detected_at"] - t["index"] for t, d in m]
                 a["f1"].append(f1)
                 a["f1_zero"].append(f1_zero)
+                a["f1_audited"].append(f1_audited)
+                a["f1_zero_audited"].append(f1_zero_audited)
                 a["cpu_s"] += cpu
             matched_t = {id(t) for t, _ in m}
             matched_d = {id(d) for _, d in m}
@@ -152,13 +157,15 @@ def evaluate(corpus, margin: int, score) -> dict:
                 "median_delay": score.pct(a["delays"], 0.5), "p90_delay": score.pct(a["delays"], 0.9),
                 "f1": round(sum(a["f1"]) / len(a["f1"]), 4),
                 "f1_zero": round(sum(a["f1_zero"]) / len(a["f1_zero"]), 4),
+                "f1_audited": round(sum(a["f1_audited"]) / len(a["f1_audited"]), 4),
+                "f1_zero_audited": round(sum(a["f1_zero_audited"]) / len(a["f1_zero_audited"]), 4),
                 "cpu_s": round(a["cpu_s"], 3),
             }
     return {"margin": margin, "report": report, "details": details}
 
 
 COLS = ("series", "confirmed", "matched", "recall", "recall_audited", "alerts", "kept", "perfherder_alerts", "ratio", "false_hit",
-        "false_alerts", "median_delay", "p90_delay", "f1", "f1_zero", "cpu_s")
+        "false_alerts", "median_delay", "p90_delay", "f1", "f1_zero", "f1_audited", "f1_zero_audited", "cpu_s")
 
 
 def markdown(report: dict) -> str:
