@@ -189,8 +189,27 @@ def metric_line(alert: dict[str, Any]) -> str:
     return line
 
 
+def culprit_line(alert: dict[str, Any]) -> str | None:
+    """`culprit abc1234 (bisected)` once the platform has named the commit, else None."""
+    commit = alert.get("culprit_commit")
+    if not commit:
+        return None
+    how = {"bisected": "found by bisection", "confirmed": "re-run confirmed"}.get(alert.get("confirmation") or "")
+    return f"culprit {commit}" + (f" ({how})" if how else "")
+
+
+def budget_line(budget: dict[str, Any]) -> str:
+    """`size.apk.* over its 30,000,000 bytes budget: 30,500,000 bytes (+500,000), was 29,900,000 bytes`."""
+    line = (f"{budget['metric']} over its {format_value(budget['max_bytes'], 'bytes')} budget: "
+            f"{format_value(budget['total'], 'bytes')} (+{format_value(budget['over_by'], 'bytes')})")
+    if budget.get("previous_total") is not None:
+        line += f", was {format_value(budget['previous_total'], 'bytes')}"
+    return line
+
+
 def summary_lines(payload: dict[str, Any]) -> list[str]:
-    """Plain-text summary: where, which build and commits, each metric's change, and links."""
+    """Plain-text summary: where, which build and commits, each metric's change (and culprit commit, once
+    found), the size budgets crossed, and links."""
     lines = [
         headline(payload),
         "",
@@ -207,7 +226,11 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
         lines += ["", f"{title}:"]
         for alert in alerts:
             lines.append(f"- {metric_line(alert)}")
+            if culprit := culprit_line(alert):
+                lines.append(f"  {culprit}")
             if alert.get("series_url"):
                 lines.append(f"  {alert['series_url']}")
+    if payload.get("budgets"):
+        lines += ["", "Size budgets crossed:"] + [f"- {budget_line(b)}" for b in payload["budgets"]]
     lines += ["", f"Alert group: {payload['url']}"]
     return lines

@@ -128,3 +128,16 @@ def test_it_fails_an_email_channel_without_recipients(scene, smtp):
     delivery.refresh_from_db()
     assert delivery.status == Delivery.Status.FAILED
     assert smtp.envelopes == []
+
+
+def test_it_emails_the_culprit_and_the_crossed_budgets(scene, smtp):
+    from tests.notify.test_payload import _with_culprit_and_budget
+
+    _with_culprit_and_budget(scene)
+    delivery = delivery_for(add_channel(scene.team, "email", to=TO))
+    assert attempt_delivery(delivery.pk, final=False).done
+    text, html = _parts(email.message_from_bytes(smtp.envelopes[0].content, policy=email.policy.default))
+    assert "  culprit d00dfee (found by bisection)" in text
+    assert "- size.apk.* over its 30,000,000 bytes budget: 30,408,704 bytes (+408,704 bytes)" in text
+    assert "culprit d00dfee (found by bisection)" in html
+    assert "<li>size.apk.* over its 30,000,000 bytes budget" in html

@@ -88,3 +88,30 @@ def test_it_describes_a_drift_with_its_slope_and_window(scene):
     assert (other["shape"], other["slope_per_build"], other["window_builds"]) == ("shift", None, None)
     text = "\n".join(summary_lines(payload))
     assert "startup.cold.ttid (pixel-6): 400 ms → 480 ms (+20.0%), drift over 40 builds, +2 ms/build" in text
+
+
+def _with_culprit_and_budget(scene):
+    from alerts.models import Alert, BudgetAlert
+
+    scene.regression.culprit_commit, scene.regression.confirmation = "d00dfee", Alert.Confirmation.BISECTED
+    scene.regression.save()
+    BudgetAlert.objects.create(metric="size.apk.*", max_bytes=30_000_000, build=scene.build,
+                               previous_build=scene.previous_build, group=scene.group, team=scene.team,
+                               total=30_408_704.0, previous_total=29_900_000.0)
+
+
+def test_it_names_the_culprit_and_the_crossed_budgets(scene):
+    _with_culprit_and_budget(scene)
+    payload = group_payload(scene.group, base_url=BASE_URL)
+    lines = summary_lines(payload)
+    i = lines.index("- startup.cold.ttid (pixel-6): 400 ms → 480 ms (+20.0%)")
+    assert lines[i + 1] == "  culprit d00dfee (found by bisection)"
+    assert "Size budgets crossed:" in lines
+    assert ("- size.apk.* over its 30,000,000 bytes budget: 30,408,704 bytes (+408,704 bytes), "
+            "was 29,900,000 bytes") in lines
+    assert headline(payload).startswith("1 regression, 1 improvement, 1 size budget crossed in ")
+
+
+def test_it_says_nothing_of_a_culprit_before_one_is_found(scene):
+    text = "\n".join(summary_lines(group_payload(scene.group, base_url=BASE_URL)))
+    assert "culprit" not in text and "budget" not in text

@@ -77,3 +77,14 @@ def test_it_escapes_slack_control_characters(scene):
     payload["alerts"][0]["series_url"] = None
     text = "\n".join(_texts(slack_message(payload)["blocks"]))
     assert "a&lt;b&gt;&amp;c" in text
+
+
+def test_it_shows_the_culprit_and_the_crossed_budgets(scene):
+    from tests.notify.test_payload import _with_culprit_and_budget
+
+    _with_culprit_and_budget(scene)
+    texts = list(_texts(slack_message(group_payload(scene.group, base_url=BASE_URL))["blocks"]))
+    metric = next(t for t in texts if "startup.cold.ttid" in t and "→" in t)
+    assert metric.endswith("\nculprit d00dfee (found by bisection)")
+    budget = next(t for t in texts if "Size budgets crossed" in t)
+    assert "size.apk.* over its 30,000,000 bytes budget: 30,408,704 bytes (+408,704 bytes)" in budget

@@ -10,7 +10,15 @@ from django.core.mail import EmailMultiAlternatives, get_connection
 from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 
-from alerts.notify.payload import commit_range, format_change, format_value, headline, summary_lines
+from alerts.notify.payload import (
+    budget_line,
+    commit_range,
+    culprit_line,
+    format_change,
+    format_value,
+    headline,
+    summary_lines,
+)
 from alerts.notify.transports.base import PermanentError, TransientError, Transport
 
 if TYPE_CHECKING:
@@ -34,15 +42,20 @@ def html_body(payload: dict[str, Any]) -> str:
             metric = format_html('<a href="{}">{}</a>', alert["series_url"], alert["metric"])
         rows.append(
             format_html(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} → {}</td><td><b>{}</b></td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} → {}</td><td><b>{}</b></td><td>{}</td></tr>",
                 metric,
                 alert.get("device") or "",
                 alert["direction"],
                 format_value(alert["before"], unit),
                 format_value(alert["after"], unit),
                 format_change(alert["rel_change"]),
+                culprit_line(alert) or "",
             )
         )
+    budgets = ""
+    if payload.get("budgets"):
+        items = mark_safe("".join(format_html("<li>{}</li>", budget_line(b)) for b in payload["budgets"]))
+        budgets = format_html("<p>Size budgets crossed:</p><ul>{}</ul>", items)
     build = escape(payload["build"])
     if payload.get("build_url"):
         build = format_html('<a href="{}">{}</a>', payload["build_url"], payload["build"])
@@ -50,8 +63,8 @@ def html_body(payload: dict[str, Any]) -> str:
         "<html><body><h2>{}</h2>"
         "<p>App: <b>{}</b> · platform {} · branch {} · build {}<br>Commits: <code>{}</code></p>"
         '<table border="1" cellpadding="4" cellspacing="0">'
-        "<tr><th>Metric</th><th>Device</th><th>Direction</th><th>Before → after</th><th>Change</th></tr>"
-        "{}</table>"
+        "<tr><th>Metric</th><th>Device</th><th>Direction</th><th>Before → after</th><th>Change</th><th>Culprit</th></tr>"
+        "{}</table>{}"
         '<p><a href="{}">Open the alert group</a></p></body></html>',
         headline(payload),
         payload["app"],
@@ -60,6 +73,7 @@ def html_body(payload: dict[str, Any]) -> str:
         build,
         commit_range(payload),
         mark_safe("".join(rows)),  # each row went through format_html
+        budgets,
         payload["url"],
     )
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from alerts.notify.payload import commit_range, format_change, format_value, headline, metric_line
+from alerts.notify.payload import (
+    budget_line,
+    commit_range,
+    culprit_line,
+    format_change,
+    format_value,
+    headline,
+    metric_line,
+)
 from alerts.notify.transports.base import PermanentError, Transport, post
 
 if TYPE_CHECKING:
@@ -34,6 +42,8 @@ def metric_block(alert: dict[str, Any]) -> dict[str, Any]:
         f"{_esc(format_value(alert['before'], unit))} → {_esc(format_value(alert['after'], unit))} "
         f"(*{format_change(alert['rel_change'])}*) · {alert['direction']}"
     )
+    if culprit := culprit_line(alert):
+        text += f"\n{_esc(culprit)}"
     return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}}
 
 
@@ -60,6 +70,9 @@ def slack_message(payload: dict[str, Any]) -> dict[str, Any]:
         rest = "\n".join(_esc(metric_line(a)) for a in alerts[MAX_METRIC_SECTIONS:])
         more = f"…and {len(alerts) - MAX_METRIC_SECTIONS} more:\n{rest}"
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": more[:SECTION_LIMIT]}})
+    if payload.get("budgets"):
+        text = ":package: *Size budgets crossed*\n" + "\n".join(f"• {_esc(budget_line(b))}" for b in payload["budgets"])
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}})
     blocks.append(
         {
             "type": "actions",
