@@ -62,6 +62,9 @@ def _fields(cp: ChangePoint, ctx: SeriesContext) -> dict:
     }
 
 
+_REFINED_FIELDS = [f.name for f in Alert._meta.concrete_fields if not f.primary_key and f.name != "sent_change"]
+
+
 def _group(build_id: int, team_id: int) -> AlertGroup:
     return AlertGroup.objects.get_or_create(build_id=build_id, team_id=team_id)[0]
 
@@ -98,7 +101,10 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
     for key, value in fields.items():
         setattr(alert, key, value)
     alert.group = _group(culprit, alert.team_id)
-    alert.save()
+    if alert.pk:  # what notification recorded meanwhile (sent_change) is not this task's to overwrite
+        alert.save(update_fields=_REFINED_FIELDS)
+    else:
+        alert.save()
     if old_group_id and old_group_id != alert.group_id:
         refresh_groups([old_group_id])
     return alert

@@ -150,6 +150,8 @@ class AlertGroup(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
     notified = models.DateTimeField(null=True, blank=True, help_text="When the team's channels were sent it.")
+    not_sent = models.CharField(max_length=200, blank=True,
+                                help_text="Why the group, though due, was not sent (set with notified).")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["build", "team"], name="alert_group_unique_per_team")]
@@ -218,6 +220,8 @@ class Alert(models.Model):
     window_builds = models.IntegerField(null=True, blank=True)
     merged_into = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="merged",
                                     help_text="The drift this (withdrawn) alert became part of.")
+    sent_change = models.FloatField(null=True, blank=True,
+                                    help_text="|rel_change| when a group holding this alert was last sent.")
     sensitivity = models.FloatField(null=True, help_text="Smallest relative shift detectable within 10 builds.")
     detection = models.CharField(max_length=10, choices=Detection.choices, default=Detection.OPEN)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.UNTRIAGED)

@@ -165,6 +165,9 @@ PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
 PERF_NOTIFY_SETTLE_BUILDS = env_int("PERF_NOTIFY_SETTLE_BUILDS", 4, minimum=0)
 PERF_NOTIFY_MAX_DELAY_SECONDS = env_int("PERF_NOTIFY_MAX_DELAY_SECONDS", 1800, minimum=0)
 PERF_NOTIFY_TIMEOUT_SECONDS = env_float("PERF_NOTIFY_TIMEOUT_SECONDS", 10.0, minimum=0.1)
+# A drift's later extent (the metric kept creeping) is sent again only once its total change reached this
+# multiple of the largest change the team was already sent for it.
+PERF_NOTIFY_DRIFT_GROWTH = env_float("PERF_NOTIFY_DRIFT_GROWTH", 1.5, minimum=1.0)
 # Bisection and confirmation requests to an app's CI (docs/API.md section 7, docs/BISECTION.md): a request
 # CI never answers expires after PERF_REQUEST_TIMEOUT_SECONDS; a group waits for its alerts' bisection at
 # most PERF_NOTIFY_BISECT_WAIT_SECONDS; one requested build asks for at most PERF_BISECT_MAX_RUNS runs.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from alerts.analysis import to_point
@@ -11,6 +13,7 @@ from alerts.models import Alert
 from metrics.history import recent_points
 from metrics.models import Series
 from tests.factories import history_bodies
+from tests.notify.fixtures import add_channel, http_server  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,3 +64,26 @@ def test_it_reports_a_slow_drift_as_one_live_drift_alert(upload):
     assert sorted(pts[cp.index].build_ext_id for cp in streamed) == sorted(a.build.ext_id for a in alerts)
     # the other metrics did not drift and raised nothing
     assert not Alert.objects.exclude(series=s).exclude(detection="withdrawn").exists()
+
+
+
+def test_it_sends_a_drift_again_only_when_it_has_grown(upload, settings, http_server):  # noqa: F811 - fixture
+    """Each extent of the drift is a new group; a team hears of it again only once it grew 1.5x."""
+    from alerts.models import AlertGroup, Team
+
+    settings.PERF_WEBHOOK_ALLOW_PRIVATE = True
+    team, _ = Team.objects.get_or_create(name=settings.PERF_DEFAULT_TEAM)
+    add_channel(team, "webhook", url=http_server.url)
+    for body in _drifting_bodies():
+        assert upload(body).status_code == 201
+    sent = [json.loads(r.body) for r in http_server.requests]
+    drift_changes = [a["rel_change"] for p in sent for a in p["alerts"] if a["shape"] == "drift"]
+    assert len(drift_changes) >= 2, sent
+    # every drift sent had grown 1.5x over the one sent before it
+    assert all(b >= 1.5 * a for a, b in zip(drift_changes, drift_changes[1:], strict=False)), drift_changes
+    quiet = AlertGroup.objects.exclude(not_sent="")
+    assert quiet.exists() and all(g.notified is not None and not g.deliveries.exists() for g in quiet)
+    assert all(g.not_sent.startswith("repeats ") for g in quiet)
+    # the last extent, the one live drift, was sent: what the team last heard is where the drift stands
+    live = Alert.objects.get(series__metric__name="startup.cold.ttid", detection="confirmed")
+    assert live.group.not_sent == "" and live.group.deliveries.exists()

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from alerts.models import Alert, AlertGroup, Channel, Delivery, DeliveryAttempt
 from alerts.notify.payload import encode_payload, group_payload
+from alerts.notify.repeats import mark_sent, repeat_reason
 from alerts.notify.transports import TRANSPORTS
 from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError
 
@@ -54,17 +55,29 @@ def flag_after() -> int:
 
 
 def plan_deliveries(group_id: int) -> list[int]:
-    """One Delivery per channel of the group's team (idempotent); returns the ids still pending."""
+    """One Delivery per channel of the group's team (idempotent); returns the ids still pending.
+
+    A group that only repeats what was already sent (``repeats``: a moved alert, a drift that has not
+    grown much) is marked notified with the reason in ``not_sent`` and gets no deliveries."""
     with transaction.atomic():
         group = AlertGroup.objects.select_for_update().filter(pk=group_id).first()
         if group is None:
             return []
-        if not (group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
-                .exclude(confirmation=Alert.Confirmation.NOT_REPRODUCED).exists()):
+        live = list(group.alerts.exclude(detection=Alert.Detection.WITHDRAWN)
+                    .exclude(confirmation=Alert.Confirmation.NOT_REPRODUCED).select_related("build", "first_build"))
+        if not live and not group.budget_alerts.exists():
+            return []
+        if group.not_sent:
+            return []
+        reason = repeat_reason(group, live) if group.notified is None else ""
+        if reason:
+            AlertGroup.objects.filter(pk=group.pk, notified__isnull=True).update(notified=timezone.now(),
+                                                                                 not_sent=reason)
             return []
         for channel in Channel.objects.active().filter(team_id=group.team_id).order_by("pk"):
             Delivery.objects.get_or_create(group=group, channel=channel)
-        AlertGroup.objects.filter(pk=group.pk, notified__isnull=True).update(notified=timezone.now())
+        if AlertGroup.objects.filter(pk=group.pk, notified__isnull=True).update(notified=timezone.now()):
+            mark_sent(live)
         return list(
             Delivery.objects.filter(group=group, status=Delivery.Status.PENDING)
             .order_by("pk")

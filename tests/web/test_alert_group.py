@@ -122,3 +122,15 @@ def test_it_links_a_merged_alert_to_the_drift_it_became_part_of(client, world):
     assert f'data-merged-into="{drift.pk}"' in html
     assert f'href="/alerts/{world.groups["startup"].pk}/#alert-{drift.pk}"' in html
     assert f"drift at build {drift.build.ext_id}" in html
+
+
+def test_it_says_why_a_due_group_was_not_sent(client, world):
+    from django.utils import timezone
+
+    login(client, world.outsider)
+    g = world.groups["startup"]
+    AlertGroup.objects.filter(pk=g.pk).update(notified=timezone.now(),
+                                              not_sent="repeats a drift already sent, not grown 1.5x since")
+    html = client.get(f"/alerts/{g.pk}/").content.decode()
+    assert "not sent: repeats a drift already sent, not grown 1.5x since" in html
+    assert "; notified " not in html
