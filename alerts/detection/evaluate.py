@@ -261,7 +261,8 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     """Re-test an open (unconfirmed) change point with the builds that arrived since.
 
     Returns ``("withdraw", None)`` when the evidence vanished, ``("confirm", cand)`` once enough builds
-    hold the new level, else ``("keep", cand)`` with the refined culprit.
+    hold the new level (also when they hold it up to a later change of their own), else ``("keep", cand)``
+    with the refined culprit.
     """
     k = s.end if hi_excl is None else hi_excl - 1
     seg_lo = max(prev_start, s.index0)
@@ -286,6 +287,15 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     held = k - cp.detected_at >= hold or hi_excl is not None
     if m >= config.confirm_after and held and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise):
         return "confirm", cand
+    if m >= config.confirm_after and held and hi_excl is None:
+        # A second change after the culprit (often its revert) blurs the post-change level, so the open
+        # change neither confirms nor withdraws, and no new change is scanned while it is open. When the
+        # builds after it hold a change of their own, judge the open one on the builds before that.
+        nxt = scan_new(s, best, kind, config, noise)
+        if nxt is not None and nxt.index - best >= config.confirm_after:
+            verdict, before_next = review_open(s, prev_start, cp, kind, config, hi_excl=nxt.index, noise=noise)
+            if verdict == "confirm":
+                return verdict, before_next
     if m >= config.max_after:
         return "withdraw", None
     return "keep", cand

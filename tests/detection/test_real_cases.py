@@ -175,3 +175,31 @@ def test_it_handles_builds_with_different_numbers_of_runs():
             want = [60] if shift else []
             assert [c.index for c in detect_online(pts, kind="time") if not c.withdrawn] == want, (seed, shift)
             assert [c.index for c in detect_hindsight(pts, kind="time")] == want, (seed, shift)
+
+
+# autoland1/5095390 (pdfpaint issue5202.pdf, ms) pushes 40-189, rounded to 0.1 ms: a -3% change at push 128
+# (88 here, raised 28 builds late), then a +5% regression at push 162 (122 here; sheriff-confirmed). While the
+# first was open the second blurred its post-change level: it neither confirmed nor withdrew, no new change
+# was scanned, and the confirmed regression was never alerted.
+PDFPAINT_REVERTED = [
+    185.4, 187.4, 201.6, 200.6, 187.4, 196.9, 199.1, 200.4, 198.8, 194.5, 194.9, 198, 190.4, 195.2, 195, 201.3,
+    189.4, 192, 193.2, 198.6, 186.7, 188.3, 185.9, 199.7, 192.6, 197.8, 197.9, 190.1, 187.3, 199.1, 193.8, 200.4,
+    198.2, 193.1, 189.1, 185.7, 195, 191.6, 185.4, 186.2, 199.7, 201.3, 198.4, 200.2, 194, 188.7, 199.3, 186.5,
+    198.6, 185.1, 194.4, 195.3, 187.2, 184.7, 189.2, 198.6, 188.7, 189.3, 197.5, 198.2, 185.9, 188, 199.1, 198.4,
+    199.6, 189.1, 196.5, 201, 198, 194.8, 193, 196.8, 208.7, 196.8, 197.2, 184.9, 190.8, 191, 186.9, 185.6, 197.7,
+    191.7, 199.5, 191.7, 196, 188.1, 187, 201.6, 186.8, 186.8, 187.9, 189.2, 189.6, 200.5, 189.9, 187.7, 187.2,
+    188.6, 187.9, 187.6, 187.1, 198, 186.2, 190.6, 187.1, 188.8, 187.4, 187.2, 187.6, 191.8, 186.6, 185.9, 188.1,
+    188, 186.5, 187.5, 187.3, 186.4, 188, 189.4, 192, 187.5, 197.8, 197.9, 198.7, 198.1, 198.2, 190.4, 197.3, 197,
+    198, 196.4, 187.7, 207.4, 192.9, 198.2, 199.9, 192, 197.3, 198.6, 196.3, 187.6, 197.9, 198.1, 198.1, 197.7,
+    198.1, 197.4, 199.1, 199,
+]
+
+
+def test_it_confirms_an_open_change_on_the_builds_before_the_next_one():
+    pts = [Point(v) for v in PDFPAINT_REVERTED]
+    cps = detect_online(pts, kind="time")
+    assert [(c.direction, c.confirmed, c.withdrawn) for c in cps] == [("improvement", True, False),
+                                                                      ("regression", True, False)]
+    assert abs(cps[0].index - 88) <= 3 and abs(cps[1].index - 122) <= 2
+    assert cps[1].detected_at - cps[1].index <= 20
+    assert [(c.direction, abs(c.index - 122) <= 2) for c in detect_hindsight(pts, kind="time")][-1] == ("regression", True)
