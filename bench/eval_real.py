@@ -19,6 +19,10 @@ overall, and for each detector (``online``: the upload worker's code path, withd
   (``test_prev_value -> test_new_value``) is in the data, when it is plainly not at the labelled push
   (``bench/label_audit.py``: backfilled pushes put 13 of 58 labels 5-36 pushes after the change), and
   ``f1_audited`` / ``f1_zero_audited`` against the same labels;
+* ``perfherder_alerts_all`` / ``ratio_all``: Perfherder's own count with the alerts whose summary is still
+  processing (SP) too, every alert it raised on the series (``bench/perfherder_verdicts.py``), and
+  ``recall_alert_level`` / ``false_hit_alert_level``: recall and known false alerts hit against the labels by
+  each alert's own status instead of its summary's (other sources: their labels as given);
 * TCPDBench-style F1 (start of series counted as a change point in both sets, margin 5, no direction; mean over
   series) and the same F1 of the zero detector that predicts no change;
 * CPU seconds (``time.process_time``) spent detecting.
@@ -40,6 +44,7 @@ from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
 from bench.eval_detect import _load_module  # noqa: E402
 from bench.eval_tcpd import f_measure  # noqa: E402
 from bench.label_audit import audited, raw_relocations  # noqa: E402
+from bench.perfherder_verdicts import raw_verdicts, with_verdicts  # noqa: E402
 from perfplatform.detect_cmd import detect_series  # noqa: E402
 
 DETECTORS = ("online", "hindsight", "ttest")
@@ -61,15 +66,17 @@ def default_dirs() -> list[Path]:
 
 def load_corpus(dirs: list[Path]) -> list[tuple[str, dict, dict]]:
     """(source, series record, truth record) of every series; a truth record carries its audited labels
-    (``bench/label_audit.py``) under ``"audited"``."""
+    (``bench/label_audit.py``) under ``"audited"``, and ``perfherder_alerts_all`` and the per-alert labels
+    ``alert_level`` (``bench/perfherder_verdicts.py``)."""
     out = []
     for d in dirs:
-        moves = raw_relocations(d)
+        moves, found = raw_relocations(d), raw_verdicts(d)
         truth = {}
         for line in (d / "truth.jsonl").read_text().splitlines():
             if line.strip():
                 t = json.loads(line)
                 t["audited"] = audited(t, moves.get(t["id"], {}))
+                t.update(with_verdicts(t, found.get(t["id"])))
                 truth[t["id"]] = t
         for line in (d / "series.jsonl").read_text().splitlines():
             if line.strip():
@@ -98,11 +105,14 @@ def tcpd_f1(truth_idx: list[int], det_idx: list[int], margin: int) -> float:
 def evaluate(corpus, margin: int, score) -> dict:
     acc: dict = defaultdict(lambda: defaultdict(lambda: {
         "series": 0, "builds": 0, "confirmed": 0, "matched": 0, "matched_audited": 0, "alerts": 0, "kept": 0, "alerts_on_ph_series": 0,
-        "perfherder_alerts": 0, "false_alerts": 0, "false_hit": 0, "delays": [], "f1": [], "f1_zero": [], "f1_audited": [], "f1_zero_audited": [],
+        "perfherder_alerts": 0, "alerts_on_ph_all_series": 0, "perfherder_alerts_all": 0,
+        "confirmed_alert_level": 0, "matched_alert_level": 0, "false_alerts_alert_level": 0, "false_hit_alert_level": 0,
+        "false_alerts": 0, "false_hit": 0, "delays": [], "f1": [], "f1_zero": [], "f1_audited": [], "f1_zero_audited": [],
         "cpu_s": 0.0}))
     details = []
     for source, rec, truth in corpus:
-        ph = truth.get("perfherder_alerts")
+        ph, ph_all = truth.get("perfherder_alerts"), truth.get("perfherder_alerts_all")
+        level = truth["alert_level"]
         for name in DETECTORS:
             t0 = time.process_time()
             det = run_detector(name, rec)["change_points"]
@@ -110,6 +120,8 @@ def evaluate(corpus, margin: int, score) -> dict:
             m = score.match(truth["change_points"], det, margin)
             m_audited = score.match(truth["audited"]["change_points"], det, margin)
             fa = score.match(truth.get("false_alerts", []), det, margin)
+            m_level = score.match(level["change_points"], det, margin)
+            fa_level = score.match(level["false_alerts"], det, margin)
             f1 = tcpd_f1([c["index"] for c in truth["change_points"]], [d["index"] for d in det], margin)
             f1_zero = tcpd_f1([c["index"] for c in truth["change_points"]], [], margin)
             aud_idx = [c["index"] for c in truth["audited"]["change_points"]]
@@ -126,6 +138,13 @@ def evaluate(corpus, margin: int, score) -> dict:
                 if ph is not None:
                     a["alerts_on_ph_series"] += len(det)
                     a["perfherder_alerts"] += ph
+                if ph_all is not None:
+                    a["alerts_on_ph_all_series"] += len(det)
+                    a["perfherder_alerts_all"] += ph_all
+                a["confirmed_alert_level"] += len(level["change_points"])
+                a["matched_alert_level"] += len(m_level)
+                a["false_alerts_alert_level"] += len(level["false_alerts"])
+                a["false_hit_alert_level"] += len(fa_level)
                 a["false_alerts"] += len(truth.get("false_alerts", []))
                 a["false_hit"] += len(fa)
                 a["delays"] += [d["detected_at"] - t["index"] for t, d in m]
@@ -153,6 +172,14 @@ def evaluate(corpus, margin: int, score) -> dict:
                 "alerts": a["alerts"], "kept": a["kept"], "perfherder_alerts": a["perfherder_alerts"],
                 "ratio": round(a["alerts_on_ph_series"] / a["perfherder_alerts"], 3) if a["perfherder_alerts"]
                 else None,
+                "perfherder_alerts_all": a["perfherder_alerts_all"],
+                "ratio_all": round(a["alerts_on_ph_all_series"] / a["perfherder_alerts_all"], 3)
+                if a["perfherder_alerts_all"] else None,
+                "confirmed_alert_level": a["confirmed_alert_level"],
+                "recall_alert_level": round(a["matched_alert_level"] / a["confirmed_alert_level"], 4)
+                if a["confirmed_alert_level"] else None,
+                "false_hit_alert_level": a["false_hit_alert_level"],
+                "false_alerts_alert_level": a["false_alerts_alert_level"],
                 "false_alerts": a["false_alerts"], "false_hit": a["false_hit"],
                 "median_delay": score.pct(a["delays"], 0.5), "p90_delay": score.pct(a["delays"], 0.9),
                 "f1": round(sum(a["f1"]) / len(a["f1"]), 4),
@@ -164,8 +191,9 @@ def evaluate(corpus, margin: int, score) -> dict:
     return {"margin": margin, "report": report, "details": details}
 
 
-COLS = ("series", "confirmed", "matched", "recall", "recall_audited", "alerts", "kept", "perfherder_alerts", "ratio", "false_hit",
-        "false_alerts", "median_delay", "p90_delay", "f1", "f1_zero", "f1_audited", "f1_zero_audited", "cpu_s")
+COLS = ("series", "confirmed", "matched", "recall", "recall_audited", "alerts", "kept", "perfherder_alerts", "ratio",
+        "perfherder_alerts_all", "ratio_all", "confirmed_alert_level", "recall_alert_level", "false_hit", "false_alerts",
+        "false_hit_alert_level", "false_alerts_alert_level", "median_delay", "p90_delay", "f1", "f1_zero", "f1_audited", "f1_zero_audited", "cpu_s")
 
 
 def markdown(report: dict) -> str:

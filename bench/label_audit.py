@@ -27,7 +27,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -69,16 +69,22 @@ def _num(s: str | None) -> float | None:
     return float(s) if s not in ("", None) else None
 
 
-def raw_relocations(corpus_dir: Path) -> dict[str, dict[int, int]]:
-    """Per series id of a Mozilla corpus directory (``raw/<folder>/<signature>.csv``, the layout
-    ``convert_mozilla.py`` reads): labelled row index -> audited index, for the labels that move."""
-    out: dict[str, dict[int, int]] = {}
+def raw_series(corpus_dir: Path) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """(series id, rows in push order) of every raw file of a Mozilla corpus directory
+    (``raw/<folder>/<signature>.csv``, the layout ``convert_mozilla.py`` reads; ids as it writes them)."""
     for path in sorted(corpus_dir.glob("raw/*/*.csv")):
         with path.open(newline="") as fh:
             meta = json.loads(fh.readline())
             rows = list(csv.DictReader(io.StringIO(fh.read())))
         folder = meta.get("folder") or path.parent.name
-        sid = f"{folder}/{meta.get('signature_id') or path.stem}"
+        yield f"{folder}/{meta.get('signature_id') or path.stem}", rows
+
+
+def raw_relocations(corpus_dir: Path) -> dict[str, dict[int, int]]:
+    """Per series id of a Mozilla corpus directory: labelled row index -> audited index, for the labels
+    that move."""
+    out: dict[str, dict[int, int]] = {}
+    for sid, rows in raw_series(corpus_dir):
         values = [float(r["value"]) for r in rows]
         moves = {}
         for i, r in enumerate(rows):
