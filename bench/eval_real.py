@@ -21,8 +21,9 @@ overall, and for each detector (``online``: the upload worker's code path, withd
   ``f1_audited`` / ``f1_zero_audited`` against the same labels;
 * ``perfherder_alerts_all`` / ``ratio_all``: Perfherder's own count with the alerts whose summary is still
   processing (SP) too, every alert it raised on the series (``bench/perfherder_verdicts.py``), and
-  ``recall_alert_level`` / ``false_hit_alert_level``: recall and known false alerts hit against the labels by
-  each alert's own status instead of its summary's (other sources: their labels as given);
+  ``recall_alert_level`` / ``false_hit_alert_level`` / ``f1_alert_level`` (and the zero detector's): recall,
+  known false alerts hit and F1 against the labels by each alert's own status instead of its summary's
+  (other sources: their labels as given);
 * TCPDBench-style F1 (start of series counted as a change point in both sets, margin 5, no direction; mean over
   series) and the same F1 of the zero detector that predicts no change;
 * CPU seconds (``time.process_time``) spent detecting.
@@ -108,6 +109,7 @@ def evaluate(corpus, margin: int, score) -> dict:
         "perfherder_alerts": 0, "alerts_on_ph_all_series": 0, "perfherder_alerts_all": 0,
         "confirmed_alert_level": 0, "matched_alert_level": 0, "false_alerts_alert_level": 0, "false_hit_alert_level": 0,
         "false_alerts": 0, "false_hit": 0, "delays": [], "f1": [], "f1_zero": [], "f1_audited": [], "f1_zero_audited": [],
+        "f1_alert_level": [], "f1_zero_alert_level": [],
         "cpu_s": 0.0}))
     details = []
     for source, rec, truth in corpus:
@@ -126,6 +128,8 @@ def evaluate(corpus, margin: int, score) -> dict:
             f1_zero = tcpd_f1([c["index"] for c in truth["change_points"]], [], margin)
             aud_idx = [c["index"] for c in truth["audited"]["change_points"]]
             f1_audited, f1_zero_audited = tcpd_f1(aud_idx, [d["index"] for d in det], margin), tcpd_f1(aud_idx, [], margin)
+            lvl_idx = [c["index"] for c in level["change_points"]]
+            f1_level, f1_zero_level = tcpd_f1(lvl_idx, [d["index"] for d in det], margin), tcpd_f1(lvl_idx, [], margin)
             for key in (source, "all"):
                 a = acc[key][name]
                 a["series"] += 1
@@ -152,6 +156,8 @@ def evaluate(corpus, margin: int, score) -> dict:
                 a["f1_zero"].append(f1_zero)
                 a["f1_audited"].append(f1_audited)
                 a["f1_zero_audited"].append(f1_zero_audited)
+                a["f1_alert_level"].append(f1_level)
+                a["f1_zero_alert_level"].append(f1_zero_level)
                 a["cpu_s"] += cpu
             matched_t = {id(t) for t, _ in m}
             matched_d = {id(d) for _, d in m}
@@ -186,6 +192,8 @@ def evaluate(corpus, margin: int, score) -> dict:
                 "f1_zero": round(sum(a["f1_zero"]) / len(a["f1_zero"]), 4),
                 "f1_audited": round(sum(a["f1_audited"]) / len(a["f1_audited"]), 4),
                 "f1_zero_audited": round(sum(a["f1_zero_audited"]) / len(a["f1_zero_audited"]), 4),
+                "f1_alert_level": round(sum(a["f1_alert_level"]) / len(a["f1_alert_level"]), 4),
+                "f1_zero_alert_level": round(sum(a["f1_zero_alert_level"]) / len(a["f1_zero_alert_level"]), 4),
                 "cpu_s": round(a["cpu_s"], 3),
             }
     return {"margin": margin, "report": report, "details": details}
@@ -193,7 +201,7 @@ def evaluate(corpus, margin: int, score) -> dict:
 
 COLS = ("series", "confirmed", "matched", "recall", "recall_audited", "alerts", "kept", "perfherder_alerts", "ratio",
         "perfherder_alerts_all", "ratio_all", "confirmed_alert_level", "recall_alert_level", "false_hit", "false_alerts",
-        "false_hit_alert_level", "false_alerts_alert_level", "median_delay", "p90_delay", "f1", "f1_zero", "f1_audited", "f1_zero_audited", "cpu_s")
+        "false_hit_alert_level", "false_alerts_alert_level", "median_delay", "p90_delay", "f1", "f1_zero", "f1_audited", "f1_zero_audited", "f1_alert_level", "f1_zero_alert_level", "cpu_s")
 
 
 def markdown(report: dict) -> str:
