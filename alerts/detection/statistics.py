@@ -341,26 +341,51 @@ def shift_test(before: np.ndarray, after: np.ndarray, noise: Noise) -> ShiftTest
         z = delta / se
     else:
         z = 0.0 if delta == 0 else math.copysign(math.inf, delta)
-    sustained = delta != 0 and is_sustained(after, mb + delta / 2, delta > 0)
+    sustained = delta != 0 and is_sustained(after, mb + delta / 2, delta > 0, before)
     infl = math.sqrt(max(1.0, cv / iid))
     return ShiftTest(mb, ma, math.sqrt(var_b_iid) * infl, math.sqrt(var_a_iid) * infl, delta, se, z, nb, na,
                      sustained, "robust two-segment z-test (median / 20%-trimmed means), AR(1) between-build variance")
 
 
-def is_sustained(after: np.ndarray, mid: float, up: bool) -> bool:
-    """Is the new level held, not a cluster of flaky builds?
+def is_sustained(after: np.ndarray, mid: float, up: bool, before: np.ndarray | None = None) -> bool:
+    """Is the new level held, not a cluster of flaky builds or the series' other mode?
 
     Up to 4 builds after the culprit: all of them lie beyond the midpoint of the two levels (so one or two
     flaky builds, whatever their size, never make a shift). Longer: the medians of both the first and the
     second half of the post-culprit builds lie beyond the midpoint (the shift persists to the newest builds).
+
+    With ``before``, also an exceedance test against the series' own history: if the level had not changed,
+    each post-culprit build would lie beyond the midpoint with the probability ``q`` its builds before the
+    culprit did, ``q = (k + 1) / (n_b + 2)`` (``k`` of ``n_b`` beyond; add-one so an empty count is not
+    certainty). ``x`` of the ``n`` post-culprit builds beyond it must then be rarer than
+    ``SUSTAIN_ALPHA``: ``P(Binomial(n, q) >= x) <= SUSTAIN_ALPHA``. Under Gaussian noise ``q`` at the
+    midpoint of a shift of ``d`` noise sd is ``Phi(-d/2)`` plus the add-one term, so 3 of 3 pass from
+    ``d ~ 3.6`` on (the level test alone needs ``d ~ 3.1`` on 3 builds) and a smaller shift needs a fourth
+    build. A bimodal metric that takes its slow mode on 20% of builds (``q ~ 0.2``), or a heavy-tailed
+    counter whose spikes come in clusters of 2-3 builds, no longer makes 3 or 4 outlying builds in a row a
+    new level: the robust noise scale trims such builds as flaky and does not see them, the exceedance
+    count does.
     """
     x = after if up else -after
     m = mid if up else -mid
     n = x.size
     if n <= 4:
-        return bool(np.all(x > m))
-    h = n // 2
-    return bool(fast_median(x[:h]) > m and fast_median(x[h:]) > m)
+        held = bool(np.all(x > m))
+    else:
+        h = n // 2
+        held = bool(fast_median(x[:h]) > m and fast_median(x[h:]) > m)
+    if not held or before is None or before.size == 0:
+        return held
+    b = before if up else -before
+    q = (float(np.count_nonzero(b > m)) + 1.0) / (b.size + 2.0)
+    beyond = int(np.count_nonzero(x > m))
+    return float(special.bdtrc(beyond - 1, n, q)) <= SUSTAIN_ALPHA
+
+
+#: Level of the exceedance test in :func:`is_sustained`: the default per-build false-alarm level (0.1 per 1000
+#: builds), so the history-exchangeable explanation of a run of builds is rejected as firmly as the level test
+#: rejects noise. Fixed, not tied to a configured target: it only decides whether a run is a new level.
+SUSTAIN_ALPHA = 1e-4
 
 
 def rate_shift_test(c_before: np.ndarray, t_before: np.ndarray, c_after: np.ndarray, t_after: np.ndarray,

@@ -21,6 +21,7 @@ from alerts.detection.statistics import (
     estimate_rate_noise,
     estimate_step_noise,
     fast_median,
+    is_sustained,
     mad_sigma,
     median_var_factor,
     noise_contrast,
@@ -192,3 +193,16 @@ def test_it_computes_the_running_median_of_three_like_numpy():
     assert running_median3(step).tolist() == step.tolist()  # a step is followed exactly
     spike = np.array([1.0, 1.0, 9.0, 1.0, 1.0])
     assert running_median3(spike).tolist() == [1.0] * 5  # a one-build spike is removed
+
+
+def test_sustained_needs_the_run_to_be_rarer_than_the_history_makes_it():
+    after = np.array([1.0, 1.0, 1.0])
+    quiet = np.zeros(96)
+    quiet[:2] = 1.0  # 2 of 96 builds beyond the midpoint 0.5: q = 3/98, q^3 = 2.9e-5
+    assert is_sustained(after, 0.5, True, quiet)
+    bimodal = np.zeros(96)
+    bimodal[::5] = 1.0  # a slow mode on 20% of builds: q = 21/98, q^3 = 9.8e-3
+    assert not is_sustained(after, 0.5, True, bimodal)
+    assert is_sustained(np.ones(7), 0.5, True, bimodal)  # seven of seven: 2.1e-5
+    assert is_sustained(after, 0.5, True)  # without a history: the all-beyond rule alone
+    assert not is_sustained(-after, -0.5, False, -bimodal)  # the same, downwards
