@@ -361,7 +361,8 @@ def is_sustained(after: np.ndarray, mid: float, up: bool, before: np.ndarray | N
     ``SUSTAIN_ALPHA``: ``P(Binomial(n, q) >= x) <= SUSTAIN_ALPHA``. Under Gaussian noise ``q`` at the
     midpoint of a shift of ``d`` noise sd is ``Phi(-d/2)`` plus the add-one term, so 3 of 3 pass from
     ``d ~ 3.6`` on (the level test alone needs ``d ~ 3.1`` on 3 builds) and a smaller shift needs a fourth
-    build. A bimodal metric that takes its slow mode on 20% of builds (``q ~ 0.2``), or a heavy-tailed
+    build, as does any change with fewer than ~20 builds before it (the add-one share alone is then 5% or
+    more: the history is too short to vouch for the run). A bimodal metric that takes its slow mode on 20% of builds (``q ~ 0.2``), or a heavy-tailed
     counter whose spikes come in clusters of 2-3 builds, no longer makes 3 or 4 outlying builds in a row a
     new level: the robust noise scale trims such builds as flaky and does not see them, the exceedance
     count does.
