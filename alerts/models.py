@@ -59,25 +59,29 @@ class Channel(models.Model):
         constraints = [models.UniqueConstraint(fields=["team", "kind", "key"], name="channel_unique_per_team")]
 
 
-class OwnerRule(models.Model):
-    """One line of the ownership table; rules are evaluated in `position` order and later ones win."""
+class GlobRule(models.Model):
+    """Row N of an ordered config table (`owners`, `metrics`, `budgets`): globs on app and platform; rules are
+    evaluated in `position` order and later ones win, like CODEOWNERS."""
 
     position = models.PositiveIntegerField(unique=True)
     app = models.CharField(max_length=200, default="*")
     platform = models.CharField(max_length=200, default="*")
-    metric = models.CharField(max_length=200, default="*")
-    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="rules")
 
     class Meta:
+        abstract = True
         ordering = ["position"]
 
 
-class MetricOverride(models.Model):
-    """Per-metric detection settings from config; later rules win, as with owners."""
+class OwnerRule(GlobRule):
+    """One line of the ownership table."""
 
-    position = models.PositiveIntegerField(unique=True)
-    app = models.CharField(max_length=200, default="*")
-    platform = models.CharField(max_length=200, default="*")
+    metric = models.CharField(max_length=200, default="*")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="rules")
+
+
+class MetricOverride(GlobRule):
+    """Per-metric detection settings from config; later rules win field by field."""
+
     metric = models.CharField(max_length=200)
     min_change = models.FloatField(null=True, blank=True)
     abs_threshold = models.FloatField(null=True, blank=True)
@@ -85,22 +89,13 @@ class MetricOverride(models.Model):
     # An absolute change at or above this (metric unit) is reported even below the relative min_change.
     abs_floor = models.FloatField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["position"]
 
+class SizeBudget(GlobRule):
+    """A cap on the sum of the matching size metrics of a build, owned by one team."""
 
-class SizeBudget(models.Model):
-    """A cap on the sum of the matching size metrics of a build, owned by one team; later rules win."""
-
-    position = models.PositiveIntegerField(unique=True)
-    app = models.CharField(max_length=200, default="*")
-    platform = models.CharField(max_length=200, default="*")
     metric = models.CharField(max_length=200)
     max_bytes = models.BigIntegerField()
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="budgets")
-
-    class Meta:
-        ordering = ["position"]
 
 
 class AppIntegration(models.Model):
