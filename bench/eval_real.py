@@ -103,40 +103,51 @@ def tcpd_f1(truth_idx: list[int], det_idx: list[int], margin: int) -> float:
     return f_measure({"sheriffs": truth_idx}, det_idx, margin)[0]
 
 
+#: The label sets every detector is scored against, by the suffix of their figures: as given, audited
+#: (``bench/label_audit.py``) and by each alert's own status (``bench/perfherder_verdicts.py``).
+LABEL_SETS = ("", "_audited", "_alert_level")
+
+
+def label_sets(truth: dict) -> dict[str, dict]:
+    return {"": truth, "_audited": truth["audited"], "_alert_level": truth["alert_level"]}
+
+
+def _mean(xs: list[float]) -> float:
+    return round(sum(xs) / len(xs), 4)
+
+
 def evaluate(corpus, margin: int, score) -> dict:
-    acc: dict = defaultdict(lambda: defaultdict(lambda: {
-        "series": 0, "builds": 0, "confirmed": 0, "matched": 0, "matched_audited": 0, "alerts": 0, "kept": 0, "alerts_on_ph_series": 0,
-        "perfherder_alerts": 0, "alerts_on_ph_all_series": 0, "perfherder_alerts_all": 0,
-        "confirmed_alert_level": 0, "matched_alert_level": 0, "false_alerts_alert_level": 0, "false_hit_alert_level": 0,
-        "false_alerts": 0, "false_hit": 0, "delays": [], "f1": [], "f1_zero": [], "f1_audited": [], "f1_zero_audited": [],
-        "f1_alert_level": [], "f1_zero_alert_level": [],
-        "cpu_s": 0.0}))
+    def counters() -> dict:
+        c = {"series": 0, "builds": 0, "alerts": 0, "kept": 0, "alerts_on_ph_series": 0, "perfherder_alerts": 0,
+             "alerts_on_ph_all_series": 0, "perfherder_alerts_all": 0, "false_alerts": 0, "false_hit": 0,
+             "false_alerts_alert_level": 0, "false_hit_alert_level": 0, "delays": [], "cpu_s": 0.0}
+        for s in LABEL_SETS:
+            c.update({f"confirmed{s}": 0, f"matched{s}": 0, f"f1{s}": [], f"f1_zero{s}": []})
+        return c
+
+    acc: dict = defaultdict(lambda: defaultdict(counters))
     details = []
     for source, rec, truth in corpus:
         ph, ph_all = truth.get("perfherder_alerts"), truth.get("perfherder_alerts_all")
         level = truth["alert_level"]
+        sets = label_sets(truth)
         for name in DETECTORS:
             t0 = time.process_time()
             det = run_detector(name, rec)["change_points"]
             cpu = time.process_time() - t0
-            m = score.match(truth["change_points"], det, margin)
-            m_audited = score.match(truth["audited"]["change_points"], det, margin)
+            det_idx = [d["index"] for d in det]
+            matches = {s: score.match(labels["change_points"], det, margin) for s, labels in sets.items()}
+            m = matches[""]
             fa = score.match(truth.get("false_alerts", []), det, margin)
-            m_level = score.match(level["change_points"], det, margin)
             fa_level = score.match(level["false_alerts"], det, margin)
-            f1 = tcpd_f1([c["index"] for c in truth["change_points"]], [d["index"] for d in det], margin)
-            f1_zero = tcpd_f1([c["index"] for c in truth["change_points"]], [], margin)
-            aud_idx = [c["index"] for c in truth["audited"]["change_points"]]
-            f1_audited, f1_zero_audited = tcpd_f1(aud_idx, [d["index"] for d in det], margin), tcpd_f1(aud_idx, [], margin)
-            lvl_idx = [c["index"] for c in level["change_points"]]
-            f1_level, f1_zero_level = tcpd_f1(lvl_idx, [d["index"] for d in det], margin), tcpd_f1(lvl_idx, [], margin)
+            f1s = {}
+            for s, labels in sets.items():
+                idx = [c["index"] for c in labels["change_points"]]
+                f1s[s] = (tcpd_f1(idx, det_idx, margin), tcpd_f1(idx, [], margin))
             for key in (source, "all"):
                 a = acc[key][name]
                 a["series"] += 1
                 a["builds"] += len(rec["points"])
-                a["confirmed"] += len(truth["change_points"])
-                a["matched"] += len(m)
-                a["matched_audited"] += len(m_audited)
                 a["alerts"] += len(det)
                 a["kept"] += sum(1 for d in det if not d.get("withdrawn"))
                 if ph is not None:
@@ -145,19 +156,16 @@ def evaluate(corpus, margin: int, score) -> dict:
                 if ph_all is not None:
                     a["alerts_on_ph_all_series"] += len(det)
                     a["perfherder_alerts_all"] += ph_all
-                a["confirmed_alert_level"] += len(level["change_points"])
-                a["matched_alert_level"] += len(m_level)
+                for s, labels in sets.items():
+                    a[f"confirmed{s}"] += len(labels["change_points"])
+                    a[f"matched{s}"] += len(matches[s])
+                    a[f"f1{s}"].append(f1s[s][0])
+                    a[f"f1_zero{s}"].append(f1s[s][1])
                 a["false_alerts_alert_level"] += len(level["false_alerts"])
                 a["false_hit_alert_level"] += len(fa_level)
                 a["false_alerts"] += len(truth.get("false_alerts", []))
                 a["false_hit"] += len(fa)
                 a["delays"] += [d["detected_at"] - t["index"] for t, d in m]
-                a["f1"].append(f1)
-                a["f1_zero"].append(f1_zero)
-                a["f1_audited"].append(f1_audited)
-                a["f1_zero_audited"].append(f1_zero_audited)
-                a["f1_alert_level"].append(f1_level)
-                a["f1_zero_alert_level"].append(f1_zero_level)
                 a["cpu_s"] += cpu
             matched_t = {id(t) for t, _ in m}
             matched_d = {id(d) for _, d in m}
@@ -171,10 +179,8 @@ def evaluate(corpus, margin: int, score) -> dict:
     for key, per in acc.items():
         report[key] = {}
         for name, a in per.items():
-            report[key][name] = {
+            r = {
                 "series": a["series"], "builds": a["builds"], "confirmed": a["confirmed"], "matched": a["matched"],
-                "recall": round(a["matched"] / a["confirmed"], 4) if a["confirmed"] else None,
-                "recall_audited": round(a["matched_audited"] / a["confirmed"], 4) if a["confirmed"] else None,
                 "alerts": a["alerts"], "kept": a["kept"], "perfherder_alerts": a["perfherder_alerts"],
                 "ratio": round(a["alerts_on_ph_series"] / a["perfherder_alerts"], 3) if a["perfherder_alerts"]
                 else None,
@@ -182,26 +188,24 @@ def evaluate(corpus, margin: int, score) -> dict:
                 "ratio_all": round(a["alerts_on_ph_all_series"] / a["perfherder_alerts_all"], 3)
                 if a["perfherder_alerts_all"] else None,
                 "confirmed_alert_level": a["confirmed_alert_level"],
-                "recall_alert_level": round(a["matched_alert_level"] / a["confirmed_alert_level"], 4)
-                if a["confirmed_alert_level"] else None,
                 "false_hit_alert_level": a["false_hit_alert_level"],
                 "false_alerts_alert_level": a["false_alerts_alert_level"],
                 "false_alerts": a["false_alerts"], "false_hit": a["false_hit"],
                 "median_delay": score.pct(a["delays"], 0.5), "p90_delay": score.pct(a["delays"], 0.9),
-                "f1": round(sum(a["f1"]) / len(a["f1"]), 4),
-                "f1_zero": round(sum(a["f1_zero"]) / len(a["f1_zero"]), 4),
-                "f1_audited": round(sum(a["f1_audited"]) / len(a["f1_audited"]), 4),
-                "f1_zero_audited": round(sum(a["f1_zero_audited"]) / len(a["f1_zero_audited"]), 4),
-                "f1_alert_level": round(sum(a["f1_alert_level"]) / len(a["f1_alert_level"]), 4),
-                "f1_zero_alert_level": round(sum(a["f1_zero_alert_level"]) / len(a["f1_zero_alert_level"]), 4),
                 "cpu_s": round(a["cpu_s"], 3),
             }
+            for s in LABEL_SETS:
+                n = a[f"confirmed{s}"]
+                r[f"recall{s}"] = round(a[f"matched{s}"] / n, 4) if n else None
+                r[f"f1{s}"], r[f"f1_zero{s}"] = _mean(a[f"f1{s}"]), _mean(a[f"f1_zero{s}"])
+            report[key][name] = r
     return {"margin": margin, "report": report, "details": details}
 
 
 COLS = ("series", "confirmed", "matched", "recall", "recall_audited", "alerts", "kept", "perfherder_alerts", "ratio",
         "perfherder_alerts_all", "ratio_all", "confirmed_alert_level", "recall_alert_level", "false_hit", "false_alerts",
-        "false_hit_alert_level", "false_alerts_alert_level", "median_delay", "p90_delay", "f1", "f1_zero", "f1_audited", "f1_zero_audited", "f1_alert_level", "f1_zero_alert_level", "cpu_s")
+        "false_hit_alert_level", "false_alerts_alert_level", "median_delay", "p90_delay", "f1", "f1_zero", "f1_audited",
+        "f1_zero_audited", "f1_alert_level", "f1_zero_alert_level", "cpu_s")
 
 
 def markdown(report: dict) -> str:
