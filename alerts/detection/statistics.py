@@ -362,16 +362,17 @@ def is_sustained(after: np.ndarray, mid: float, up: bool, before: np.ndarray | N
     midpoint of a shift of ``d`` noise sd is ``Phi(-d/2)`` plus the add-one term, so 3 of 3 pass from
     ``d ~ 3.6`` on (the level test alone needs ``d ~ 3.1`` on 3 builds) and a smaller shift needs a fourth
     build, as does any change with fewer than ~20 builds before it (the add-one share alone is then 5% or
-    more: the history is too short to vouch for the run). A bimodal metric that takes its slow mode on 20% of builds (``q ~ 0.2``), or a heavy-tailed
-    counter whose spikes come in clusters of 2-3 builds, no longer makes 3 or 4 outlying builds in a row a
-    new level: the robust noise scale trims such builds as flaky and does not see them, the exceedance
-    count does.
+    more: the history is too short to vouch for the run). A bimodal metric that takes its slow mode on 20% of
+    builds (``q ~ 0.2``), or a heavy-tailed counter whose spikes come in clusters of 2-3 builds, no longer
+    makes 3 or 4 outlying builds in a row a new level: the robust noise scale trims such builds as flaky and
+    does not see them, the exceedance count does.
     """
     x = after if up else -after
     m = mid if up else -mid
     n = x.size
+    beyond = x > m
     if n <= 4:
-        held = bool(np.all(x > m))
+        held = bool(beyond.all())
     else:
         h = n // 2
         held = bool(fast_median(x[:h]) > m and fast_median(x[h:]) > m)
@@ -379,8 +380,7 @@ def is_sustained(after: np.ndarray, mid: float, up: bool, before: np.ndarray | N
         return held
     b = before if up else -before
     q = (float(np.count_nonzero(b > m)) + 1.0) / (b.size + 2.0)
-    beyond = int(np.count_nonzero(x > m))
-    return float(special.bdtrc(beyond - 1, n, q)) <= SUSTAIN_ALPHA
+    return float(special.bdtrc(int(np.count_nonzero(beyond)) - 1, n, q)) <= SUSTAIN_ALPHA
 
 
 #: Level of the exceedance test in :func:`is_sustained`: the default per-build false-alarm level (0.1 per 1000
