@@ -129,8 +129,7 @@ class PointsFilter(Schema):
 
 
 @router.get("/series/{series_id}/points", response={200: PointsOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
-            url_name="series-points", summary="The latest points of one series, oldest first",
-            exclude_none=True)
+            url_name="series-points", summary="The latest points of one series, oldest first")
 @decorate_view(conditional_get)
 def series_points(request: HttpRequest, series_id: Path[DbId], filters: Query[PointsFilter]):
     before = parse_rfc3339(filters.before) if filters.before else None

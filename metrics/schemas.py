@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Annotated
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from metrics.pagination import MAX_LIMIT
 
@@ -84,7 +84,13 @@ class SeriesPage(Schema):
     next: str | None
 
 
+#: PointOut's fields a build may not have uploaded.
+POINT_OPTIONAL = frozenset({"samples", "count", "total"})
+
+
 class PointOut(Schema):
+    """One point; ``samples``, ``count`` and ``total`` are left out when the build did not upload them."""
+
     build: str
     commit: str
     timestamp: datetime
@@ -92,6 +98,12 @@ class PointOut(Schema):
     samples: list[float] | None = None
     count: int | None = None
     total: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler):
+        # Only this shape's optional fields: a route-wide exclude_none would also drop the enclosing series'
+        # last_build_time, which is required (null until the series' first build is analysed).
+        return {k: v for k, v in handler(self).items() if v is not None or k not in POINT_OPTIONAL}
 
 
 class PointsOut(Schema):

@@ -70,6 +70,20 @@ def test_it_returns_points_oldest_first_with_raw_values(client, upload, auth):
     assert [p["build"] for p in last_two["points"]] == ["2", "3"]
 
 
+def test_points_keep_the_series_fields_their_schema_requires(client, upload, auth):
+    # A series whose builds are not analysed yet has no last_build_time: the schema requires the key (null),
+    # and only a point's own absent fields (samples of a crash rate, counts of a timing) are left out.
+    upload(native_body(1))
+    Series.objects.update(last_build_time=None)
+    for metric in ("crash.rate", "startup.cold.ttid"):
+        sid = Series.objects.get(metric__name=metric).pk
+        doc = client.get(f"/api/v1/series/{sid}/points", **auth).json()
+        assert doc["series"]["last_build_time"] is None
+        point = doc["points"][0]
+        assert ("samples" in point) == (metric == "startup.cold.ttid")
+        assert ("count" in point) == ("total" in point) == (metric == "crash.rate")
+
+
 def test_it_answers_404_for_unknown_series(client, auth):
     assert client.get("/api/v1/series/999999/points", **auth).status_code == 404
 
