@@ -13,10 +13,11 @@ innocent pull requests. So the test for a shift ``delta = y_head - level_base`` 
 
     Var(delta) = tau^2 + w_head + Var(level_base),   Var(level_base) from the base window under AR(1)
 
-with ``tau^2`` estimated from the base branch's history *up to the base build* (robust, from lag-1/lag-4
-differences, :func:`history_variance`), never from newer builds. A few dozen base builds give each metric's
-variance only ~0.55 degrees of freedom per build, and Holm's far tail over 100+ metrics punishes few degrees
-of freedom hard; so the variances of the time (and of the memory) metrics of one check moderate each other
+with ``tau^2`` estimated from the base branch's history *up to the base build* (robust: the trimmed scale
+of the residuals about the history's median, cut at a level shift, :func:`history_variance`), never from
+newer builds. A few dozen base builds give each metric's variance only ~0.74 degrees of freedom per build,
+fewer under AR(1) (:func:`ar1_df_factor`), and Holm's far tail over 100+ metrics punishes few degrees of
+freedom hard; so the variances of the time (and of the memory) metrics of one check moderate each other
 first, empirical-Bayes style (:func:`variance_prior`, Smyth's moderated t as in limma). The base level is
 the robust level (median / 20%-trimmed mean) of the last ``baseline_builds`` builds up to the merge-base, cut at a level
 shift on the base branch inside that window, so a pull request based just after a shift on main is
@@ -25,7 +26,7 @@ the metric must also differ significantly from the base build alone (an intersec
 baseline may be the right one).
 
 Per kind: time/memory on the trimmed mean of the runs (robust to a few slow runs and bimodal runs, like the
-detector) with a Student t reference (Satterthwaite degrees of freedom: the between-build variance is
+detector; when a head's runs split into two modes, on the mode nearer the base level, :func:`_two_modes`) with a Student t reference (Satterthwaite degrees of freedom: the between-build variance is
 estimated from a finite history); rates on pooled counts with the over-dispersion ``phi`` of the base
 history (negative-binomial log-rate test); size exactly: any step at or above the size floor
 (``abs_floor``, default 100000 bytes) or the relative ``min_change`` is a change, without statistics.
@@ -90,9 +91,15 @@ OUTLIER_MADS = 4.0
 #: Floor of the between-build variance as a share of the within-build part: a short history that shows
 #: none is not evidence of none.
 TAU_FLOOR = 0.3
-#: Degrees of freedom per lag-4 difference of the trimmed difference scale: simulated AR(1) histories
-#: (rho 0-0.5, runner share 20-80%, 12-40 builds) give 2 / Var(log v) = 0.47-0.61 per difference.
+#: Degrees of freedom per lag-L difference of the trimmed difference scale (short histories): simulated
+#: AR(1) histories (rho 0-0.5, runner share 20-80%, 12-40 builds) give 2 / Var(log v) = 0.47-0.61 each.
 NOISE_DF_PER_BUILD = 0.55
+#: Degrees of freedom per independent build of the trimmed scale of residuals about the history's median
+#: (10+ builds): 2 / Var(log v) of simulated iid histories of 19-40 builds is 0.74 per build.
+RESIDUAL_DF_PER_BUILD = 0.74
+#: z (against the lag-4 difference scale) of the strongest split of the history that makes it two
+#: segments for the residual scale: a level shift on the base branch must not count as noise.
+HISTORY_CUT_Z = 6.0
 #: Kinds whose per-build variances are moderated across the metrics of a check (log scale: unit-free).
 MODERATED_KINDS = frozenset({"time", "memory"})
 #: Weight of the fitted prior's degrees of freedom. The prior is fitted as if the metrics' true variances
@@ -104,6 +111,10 @@ PRIOR_WEIGHT = 0.5
 PRIOR_MAX_DF = 50.0
 #: Fewest metrics of one kind a check needs before their variances inform each other.
 PRIOR_MIN_METRICS = 8
+#: Gap (in per-run noise sd of the base builds) between two groups of at least two of a head's runs that
+#: makes them two modes: the check then compares the mode nearer the base level (a majority of runs on a
+#: slow path is not a shifted build value); with normal runs, a gap this wide between neighbours is rare.
+MODE_GAP_SD = 4.0
 #: Significance of the F-test by which a head's runs spread more than the base's (then not pooled).
 SPREAD_TEST_P = 0.001
 #: Cap on the weight (degrees of freedom) of the base builds' typical run spread pooled with the head's.
@@ -154,6 +165,7 @@ class MetricVerdict:
     note: str = ""
     p_raw: float | None = field(default=None, repr=False)
     regression_side: bool = field(default=False, repr=False)
+    mode_note: str = field(default="", repr=False)
     gates_ok: bool = field(default=False, repr=False)
     raw: _Raw | None = field(default=None, repr=False)
 
@@ -360,12 +372,45 @@ def baseline_start(y: np.ndarray, noise: Noise, builds: int = BASELINE_BUILDS) -
 
 
 def history_variance(y: np.ndarray) -> tuple[float, float]:
-    """``(v, df)``: the marginal variance of a build value from the base history (the robust, trimmed
-    half-variance of lag-L differences, L = 4 with 10+ builds) and its degrees of freedom."""
+    """``(v, df)``: the marginal variance of a build value from the base history and its degrees of freedom
+    as if the builds were independent (:func:`ar1_df_factor` corrects that).
+
+    With 10+ builds, ``v`` is the squared trimmed scale (:func:`statistics.trimmed_scale`) of the residuals
+    about the history's median, or about each segment's median when the strongest split of the history,
+    ``z_k = |S_k| / sqrt(d k (n - k) / n)`` with ``S_k`` the cumulative sum of ``y - mean(y)`` over the first
+    ``k`` builds and ``d`` the half-variance of lag-4 differences, reaches :data:`HISTORY_CUT_Z` (a level
+    shift on the base branch). Lag-4 differences alone are robust to shifts too, but each difference spends
+    two builds: residuals give ~0.74 degrees of freedom per build against ~0.55, and fewer degrees of freedom
+    cost far more than a biased scale in Holm's far tail over 100+ metrics. Shorter histories: the
+    half-variance of lag-L differences (L = 2 from 5 builds, else 1).
+    """
     n = y.size
-    lag = 4 if n >= 10 else (2 if n >= 5 else 1)
-    v = (trimmed_scale(y[lag:] - y[:-lag]) ** 2) / 2.0
-    return float(v), max(1.0, NOISE_DF_PER_BUILD * (n - lag))
+    if n < 10:
+        lag = 2 if n >= 5 else 1
+        v = (trimmed_scale(y[lag:] - y[:-lag]) ** 2) / 2.0
+        return float(v), max(1.0, NOISE_DF_PER_BUILD * (n - lag))
+    d = (trimmed_scale(y[4:] - y[:-4]) ** 2) / 2.0
+    k = np.arange(3, n - 2)
+    z = np.abs(np.cumsum(y - y.mean())[k - 1]) / np.sqrt(d * k * (n - k) / n) if d > 0 else np.zeros(1)
+    i = int(np.argmax(z))
+    if z[i] >= HISTORY_CUT_Z:
+        c = int(k[i])
+        r = np.concatenate([y[:c] - fast_median(np.sort(y[:c])), y[c:] - fast_median(np.sort(y[c:]))])
+        segments = 2
+    else:
+        r, segments = y - fast_median(np.sort(y)), 1
+    return float(trimmed_scale(r) ** 2), max(1.0, RESIDUAL_DF_PER_BUILD * (n - segments))
+
+
+def ar1_df_factor(rho: float, share: float) -> float:
+    """Share of the independent-builds degrees of freedom a variance estimate keeps when the runner part
+    (``share`` of the variance) follows AR(1) with coefficient ``rho``: ``1 / (1 + 2 sum_k c_k^2)`` with the
+    build values' autocorrelations ``c_k = share rho^k`` (Bartlett), i.e. ``1 / (1 + 2 share^2 rho^2 / (1 -
+    rho^2))``."""
+    if rho <= 0 or share <= 0:
+        return 1.0
+    r2 = min(rho, 0.99) ** 2
+    return 1.0 / (1.0 + 2.0 * share * share * r2 / (1.0 - r2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,15 +468,14 @@ def between_build_noise(y: np.ndarray, within: float | None, head_w: float = mat
                         prior: VariancePrior | None = None) -> tuple[Noise, float]:
     """Per-build noise of the base history: ``(Noise, degrees of freedom of the between-build part)``.
 
-    ``sigma^2`` (marginal variance of a build value) is the robust (trimmed) half-variance of lag-L differences,
-    L = 4 with 10+ builds (``rho^4`` is small for the runner correlations seen, so it is nearly the marginal
-    variance, and level shifts touch few differences); ``tau^2 = sigma^2 - within`` is the between-build
+    ``sigma^2`` (marginal variance of a build value) is :func:`history_variance` (robust to a level shift and a
+    few flaky builds); ``tau^2 = sigma^2 - within`` is the between-build
     part, floored at :data:`TAU_FLOOR` of the within part (an estimate of zero is not evidence of none). The AR(1)
-    coefficient from the detector's estimator is clipped to [0, 0.6]: it only sets how much averaging the
-    base window buys, and a short history often overstates it. The between-build part's degrees of freedom
-    shrink with its share of ``sigma^2`` (it is a difference of two estimates). With a ``prior`` (the other
-    metrics of the same kind in the check), ``sigma^2`` is first moderated towards it, with the prior's
-    degrees of freedom added.
+    coefficient from the detector's estimator is clipped to [0, 0.6]: it sets how much averaging the base
+    window buys (a short history often overstates it) and how many of the history's degrees of freedom are
+    independent (:func:`ar1_df_factor`). The between-build part's degrees of freedom shrink with its share of
+    ``sigma^2`` (it is a difference of two estimates). With a ``prior`` (the other metrics of the same kind in
+    the check), ``sigma^2`` is then moderated towards it, with the prior's degrees of freedom added.
     """
     n = y.size
     if n < 3:
@@ -442,12 +486,14 @@ def between_build_noise(y: np.ndarray, within: float | None, head_w: float = mat
         s2 = max(2 * w0, spread)
         return Noise(math.sqrt(s2), 0.0, 1.0, ar_share=0.5 if w0 > 0 else 1.0), 1.0
     v, df_v = history_variance(y)
+    w = within if within is not None and within > 0 else 0.0
+    rho = min(0.6, estimate_noise(y, within).rho) if n >= 12 else 0.0
+    own_tau2 = max(v - w, TAU_FLOOR * w) if w > 0 else v
+    df_v = max(1.0, df_v * ar1_df_factor(rho, own_tau2 / (own_tau2 + w) if own_tau2 + w > 0 else 1.0))
     if prior is not None:
         v, df_v = prior.moderate(v, df_v)
-    w = within if within is not None and within > 0 else 0.0
     tau2 = max(v - w, TAU_FLOOR * w) if w > 0 else v
     sigma2 = tau2 + w
-    rho = min(0.6, estimate_noise(y, within).rho) if n >= 12 else 0.0
     share = tau2 / sigma2 if sigma2 > 0 else 1.0
     df_tau = max(1.0, df_v * min(1.0, tau2 / v) ** 2) if v > 0 else 1.0
     return Noise(math.sqrt(sigma2), rho, df_v, ar_share=share), df_tau
@@ -472,6 +518,9 @@ class _Raw:
     per_run_var: float = math.nan
     # p against the branch level alone (``p`` may be the intersection-union one, with the base build alone)
     p_branch: float = math.nan
+    # the head's runs in two modes (:func:`_two_modes`): runs of the other mode and its mean on the scale
+    other_runs: int = 0
+    other_y: float = math.nan
 
 
 def _to_unit(y: float, log: bool) -> float:
@@ -512,6 +561,11 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
     g = block_sum_corr(m, noise.rho) / (m * m)
     base_tau, base_w = f * tau2 * g, f * w_bar / m
     base_var = base_tau + base_w
+    modes = _two_modes(inp.head.samples, log, math.sqrt(w_bar * runs_hist) if w_bar > 0 else 0.0, level)
+    if modes is not None:
+        # Compare the runs that look like a build of this code on a usual runner; the other mode's share
+        # of runs says too little to fail a check on (see decide()).
+        head = _Summary(modes[0], math.nan, modes[1])
     # The head's sampling noise: its own runs' spread pooled with the base builds' typical one (scaled to
     # the head's run count). A handful of kept runs gives a variance with 2-3 degrees of freedom, far too
     # noisy alone; the pool still lets a head whose runs really spread more count for more.
@@ -557,8 +611,33 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
         if p1 > p:
             p = p1
             test += "; also against the base build alone, which departs from the builds before it"
-    return _Raw(delta, se, df, _to_unit(level, log), _to_unit(head.y, log), p, test, head.runs, runs_hist, log,
-                fixed_var=fixed, per_run_var=w_head * head.runs, p_branch=p_branch)
+    if modes is not None:
+        test += f"; the head's runs form two modes, compared on the {modes[1]} runs nearer the base level"
+    runs_head = head.runs + (modes[2] if modes else 0)
+    return _Raw(delta, se, df, _to_unit(level, log), _to_unit(head.y, log), p, test, runs_head, runs_hist, log,
+                fixed_var=fixed, per_run_var=w_head * head.runs, p_branch=p_branch,
+                other_runs=modes[2] if modes else 0, other_y=modes[3] if modes else math.nan)
+
+
+def _two_modes(samples: Sequence[float] | None, log: bool, run_sd: float,
+               level: float) -> tuple[float, int, int, float] | None:
+    """``(mean of the mode nearer level, its runs, the other mode's runs, the other mode's mean)`` on the
+    analysis scale, when the widest gap between neighbouring sorted runs is at least :data:`MODE_GAP_SD`
+    per-run sds and leaves two or more runs on each side; else None."""
+    if samples is None or len(samples) < 4 or run_sd <= 0:
+        return None
+    x = np.sort(np.asarray(samples, dtype=float))
+    if log:
+        if x[0] <= 0:
+            return None
+        x = np.log(x)
+    gaps = np.diff(x)
+    i = int(np.argmax(gaps))
+    if gaps[i] < MODE_GAP_SD * run_sd or i < 1 or i > x.size - 3:
+        return None
+    lo, hi = x[:i + 1], x[i + 1:]
+    near, far = (lo, hi) if abs(float(lo.mean()) - level) <= abs(float(hi.mean()) - level) else (hi, lo)
+    return float(near.mean()), int(near.size), int(far.size), float(far.mean())
 
 
 def _compare_rate(inp: MetricInput) -> _Raw | None:
@@ -664,6 +743,13 @@ def compare_metric(inp: MetricInput, prior: VariancePrior | None = None,
     v.regression_side = raw.delta != 0 and (raw.delta > 0) == inp.lower_is_better
     v.gates_ok = _gates(inp, raw, min_change)
     v.raw = raw
+    if raw.other_runs:
+        base = math.log(raw.before) if raw.log else raw.before
+        far = math.expm1(raw.other_y - base) if raw.log else ((raw.other_y - base) / abs(base) if base else math.inf)
+        if far != 0 and (far > 0) == inp.lower_is_better and abs(far) >= min_change:
+            v.mode_note = (f"{raw.other_runs} of {raw.runs_head} runs of the head are on a mode {far:+.1%} from the "
+                           f"base level, the others do not differ enough to decide: re-run the build; a new slow "
+                           f"path on some runs fails the check once most runs take it")
     return v
 
 
@@ -719,6 +805,9 @@ def decide(rows: list[MetricVerdict], false_fail_rate: float = 0.05) -> list[Met
             r.verdict = "regression"
         elif not r.regression_side and pb <= alpha and r.gates_ok:
             r.verdict = "improvement"
+        elif r.mode_note:
+            r.verdict = "inconclusive"
+            r.note = r.mode_note
         elif r.regression_side and r.gates_ok and _base_build_blocks(r, m, alpha):
             r.verdict = "inconclusive"
             r.note = ("worse than the base branch's level, but the base build itself departs from the builds "

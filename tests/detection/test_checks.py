@@ -78,6 +78,43 @@ def test_it_is_not_failed_by_a_few_slow_runs():
     assert not [r for r in rows if r.verdict == "regression"]
 
 
+def test_it_is_not_failed_by_most_of_a_few_runs_on_a_slow_path():
+    """4 of 6 runs on a 1.5x slow path (a slow path that 10% of runs take, in a build of 6 runs: 1 in 800
+    metrics): the trimmed mean of the 2 middle runs is a slow value; the faster mode decides, and the check
+    says it cannot decide rather than failing. A build whose runs all got 15% slower still fails."""
+    rng = np.random.default_rng(11)
+    hist, level = history(rng, n=30)
+    runs = level * np.exp(rng.normal(0, 0.03, 6))
+    runs[2:] *= 1.5
+    v = C.run_check([C.MetricInput("m", "time", Point(float(np.median(runs)), samples=runs), hist)])[0]
+    assert v.verdict == "inconclusive" and "4 of 6 runs" in v.note and "two modes" in v.test
+    assert v.runs_head == 6 and abs(v.rel_change) < 0.06
+    slower = level * 1.15 * np.exp(rng.normal(0, 0.03, 6))
+    w = C.run_check([C.MetricInput("m", "time", Point(float(np.median(slower)), samples=slower), hist)])[0]
+    assert w.verdict == "regression" and "two modes" not in w.test
+
+
+def test_it_estimates_history_variance_from_residuals_cut_at_a_shift():
+    """Residuals about the median give ~0.74 degrees of freedom per build; a level shift in the history cuts
+    it into two segments instead of counting as noise."""
+    rng = np.random.default_rng(12)
+    ests = [C.history_variance(rng.normal(0, 1, 40)) for _ in range(400)]
+    v = np.array([e[0] for e in ests])
+    assert ests[0][1] == pytest.approx(0.74 * 39)
+    assert 0.9 < v.mean() < 1.1 and 20 < 2 / np.var(np.log(v)) < 40
+    y = rng.normal(0, 1, 40)
+    y[25:] += 8.0
+    v_shift, df_shift = C.history_variance(y)
+    assert v_shift < 2.0 and df_shift == pytest.approx(0.74 * 38)
+
+
+def test_ar1_df_factor_is_bartletts():
+    assert C.ar1_df_factor(0.0, 0.8) == 1.0 and C.ar1_df_factor(0.5, 0.0) == 1.0
+    rho, share = 0.5, 0.8
+    c = [share * rho**k for k in range(1, 200)]
+    assert C.ar1_df_factor(rho, share) == pytest.approx(1 / (1 + 2 * sum(x * x for x in c)))
+
+
 def test_it_compares_with_the_level_at_the_merge_base_not_before_a_shift_on_main():
     rng = np.random.default_rng(6)
     hist, level = history(rng, n=30, shift_at=27, shift=0.10)  # main got 10% slower 3 builds before the base
