@@ -561,7 +561,10 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
     g = block_sum_corr(m, noise.rho) / (m * m)
     base_tau, base_w = f * tau2 * g, f * w_bar / m
     base_var = base_tau + base_w
-    modes = _two_modes(inp.head.samples, log, math.sqrt(w_bar * runs_hist) if w_bar > 0 else 0.0, level)
+    # The gap is measured in the typical base build's run spread: the median, which builds with a few
+    # slow runs of their own do not inflate as they inflate the mean.
+    run_var = float(np.median(ws)) * runs_hist if ws else 0.0
+    modes = _two_modes(inp.head.samples, log, math.sqrt(run_var), level)
     if modes is not None:
         # Compare the runs that look like a build of this code on a usual runner; the other mode's share
         # of runs says too little to fail a check on (see decide()).
