@@ -465,12 +465,13 @@ def _trigamma_inverse(x: float) -> float:
 
 
 def between_build_noise(y: np.ndarray, within: float | None, head_w: float = math.nan,
-                        prior: VariancePrior | None = None) -> tuple[Noise, float]:
+                        prior: VariancePrior | None = None,
+                        variance: tuple[float, float] | None = None) -> tuple[Noise, float]:
     """Per-build noise of the base history: ``(Noise, degrees of freedom of the between-build part)``.
 
-    ``sigma^2`` (marginal variance of a build value) is :func:`history_variance` (robust to a level shift and a
-    few flaky builds); ``tau^2 = sigma^2 - within`` is the between-build
-    part, floored at :data:`TAU_FLOOR` of the within part (an estimate of zero is not evidence of none). The AR(1)
+    ``sigma^2`` (marginal variance of a build value) is :func:`history_variance` (``variance``: its value, when
+    already computed; robust to a level shift and a few flaky builds); ``tau^2 = sigma^2 - within`` is the
+    between-build part, floored at :data:`TAU_FLOOR` of the within part (an estimate of zero is not evidence of none). The AR(1)
     coefficient from the detector's estimator is clipped to [0, 0.6]: it sets how much averaging the base
     window buys (a short history often overstates it) and how many of the history's degrees of freedom are
     independent (:func:`ar1_df_factor`). The between-build part's degrees of freedom shrink with its share of
@@ -485,7 +486,7 @@ def between_build_noise(y: np.ndarray, within: float | None, head_w: float = mat
         spread = float(np.var(y, ddof=1)) if n >= 2 else 0.0
         s2 = max(2 * w0, spread)
         return Noise(math.sqrt(s2), 0.0, 1.0, ar_share=0.5 if w0 > 0 else 1.0), 1.0
-    v, df_v = history_variance(y)
+    v, df_v = variance if variance is not None else history_variance(y)
     w = within if within is not None and within > 0 else 0.0
     rho = min(0.6, estimate_noise(y, within).rho) if n >= 12 else 0.0
     own_tau2 = max(v - w, TAU_FLOOR * w) if w > 0 else v
@@ -532,11 +533,13 @@ class _Prepared:
     head: _Summary | None
     hist: list[_Summary]
     y: np.ndarray
+    variance: tuple[float, float] | None  # history_variance(y), 3+ builds
 
 
 def _prepare_level(inp: MetricInput, log: bool) -> _Prepared:
     hist = _summaries(list(inp.history)[-HISTORY_BUILDS:], log)
-    return _Prepared(_summarise(inp.head, log), hist, np.fromiter((h.y for h in hist), float, len(hist)))
+    y = np.fromiter((h.y for h in hist), float, len(hist))
+    return _Prepared(_summarise(inp.head, log), hist, y, history_variance(y) if y.size >= 3 else None)
 
 
 def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = None,
@@ -550,7 +553,7 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
     # distribution whose median understates it.
     within = float(np.mean(ws)) if len(ws) >= max(1, len(hist) // 2) else None
     runs_hist = int(np.median([h.runs for h in hist]))
-    noise, df_tau = between_build_noise(y, within, head.w, prior)
+    noise, df_tau = between_build_noise(y, within, head.w, prior, prep.variance)
     sigma2 = noise.sigma ** 2
     tau2 = sigma2 * noise.ar_share
     w_bar = sigma2 - tau2
@@ -846,8 +849,8 @@ def run_check(inputs: Sequence[MetricInput], false_fail_rate: float = 0.05,
     for i, inp in enumerate(inputs):
         if inp.kind in MODERATED_KINDS and inp.history:
             prep = prepared[i] = _prepare_level(inp, True)
-            if prep.y.size >= 3:
-                estimates.setdefault(inp.kind, []).append(history_variance(prep.y))
+            if prep.variance is not None:
+                estimates.setdefault(inp.kind, []).append(prep.variance)
     priors = {k: variance_prior(e) for k, e in estimates.items()}
     rows = decide([compare_metric(inp, priors.get(inp.kind), prepared.get(i)) for i, inp in enumerate(inputs)],
                   false_fail_rate)
