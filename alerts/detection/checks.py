@@ -26,8 +26,10 @@ the metric must also differ significantly from the base build alone (an intersec
 baseline may be the right one).
 
 Per kind: time/memory on the trimmed mean of the runs (robust to a few slow runs and bimodal runs, like the
-detector; when a head's runs split into two modes, on the mode nearer the base level, :func:`_two_modes`) with a Student t reference (Satterthwaite degrees of freedom: the between-build variance is
-estimated from a finite history); rates on pooled counts with the over-dispersion ``phi`` of the base
+detector; when a head's runs split into two modes, on the mode nearer the base level, :func:`_two_modes`, and
+``inconclusive`` when the other mode is worse and the build value of all runs would have failed) with a
+Student t reference (Satterthwaite degrees of freedom: the between-build variance is estimated from a
+finite history); rates on pooled counts with the over-dispersion ``phi`` of the base
 history (negative-binomial log-rate test); size exactly: any step at or above the size floor
 (``abs_floor``, default 100000 bytes) or the relative ``min_change`` is a change, without statistics.
 
@@ -522,6 +524,9 @@ class _Raw:
     # the head's runs in two modes (:func:`_two_modes`): runs of the other mode and its mean on the scale
     other_runs: int = 0
     other_y: float = math.nan
+    # the comparison of the head's build value from all its runs (differs from delta/p with two modes)
+    delta_full: float = math.nan
+    p_full: float = math.nan
 
 
 def _to_unit(y: float, log: bool) -> float:
@@ -543,7 +548,7 @@ def _prepare_level(inp: MetricInput, log: bool) -> _Prepared:
 
 
 def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = None,
-                   prepared: _Prepared | None = None) -> _Raw | None:
+                   prepared: _Prepared | None = None, split_modes: bool = True) -> _Raw | None:
     prep = prepared or _prepare_level(inp, log)
     head, hist, y = prep.head, prep.hist, prep.y
     if head is None or not hist:
@@ -567,7 +572,7 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
     # The gap is measured in the typical base build's run spread: the median, which builds with a few
     # slow runs of their own do not inflate as they inflate the mean.
     run_var = float(np.median(ws)) * runs_hist if ws else 0.0
-    modes = _two_modes(inp.head.samples, log, math.sqrt(run_var), level)
+    modes = _two_modes(inp.head.samples, log, math.sqrt(run_var), level) if split_modes else None
     if modes is not None:
         # Compare the runs that look like a build of this code on a usual runner; the other mode's share
         # of runs says too little to fail a check on (see decide()).
@@ -603,6 +608,9 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
     se = math.sqrt(max(var, 0.0))
     z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
     p = _t_sf2(z, df)
+    # what the comparison of the head's usual build value says (for decide(): did the two-mode rule change it?)
+    full = _compare_level(inp, log, prior, prep, split_modes=False) if modes is not None else None
+    delta_full, p_full = (full.delta, full.p) if full is not None else (delta, p)
     test = (f"t-test on {'log ' if log else ''}trimmed means: between-build variance from {y.size} base builds "
             f"(AR(1)), base level over {m} build{'s' if m != 1 else ''}")
     # Intersection-union with the base build alone when it departs from the builds before it.
@@ -622,7 +630,8 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
     runs_head = head.runs + (modes[2] if modes else 0)
     return _Raw(delta, se, df, _to_unit(level, log), _to_unit(head.y, log), p, test, runs_head, runs_hist, log,
                 fixed_var=fixed, per_run_var=w_head * head.runs, p_branch=p_branch,
-                other_runs=modes[2] if modes else 0, other_y=modes[3] if modes else math.nan)
+                other_runs=modes[2] if modes else 0, other_y=modes[3] if modes else math.nan,
+                delta_full=delta_full, p_full=p_full)
 
 
 def _two_modes(samples: Sequence[float] | None, log: bool, run_sd: float,
@@ -752,7 +761,8 @@ def compare_metric(inp: MetricInput, prior: VariancePrior | None = None,
     if raw.other_runs:
         base = math.log(raw.before) if raw.log else raw.before
         far = math.expm1(raw.other_y - base) if raw.log else ((raw.other_y - base) / abs(base) if base else math.inf)
-        if far != 0 and (far > 0) == inp.lower_is_better and abs(far) >= min_change:
+        full_worse = raw.delta_full != 0 and (raw.delta_full > 0) == inp.lower_is_better
+        if far != 0 and (far > 0) == inp.lower_is_better and abs(far) >= min_change and full_worse:
             v.mode_note = (f"{raw.other_runs} of {raw.runs_head} runs of the head are on a mode {far:+.1%} from the "
                            f"base level, the others do not differ enough to decide: re-run the build; a new slow "
                            f"path on some runs fails the check once most runs take it")
@@ -811,7 +821,8 @@ def decide(rows: list[MetricVerdict], false_fail_rate: float = 0.05) -> list[Met
             r.verdict = "regression"
         elif not r.regression_side and pb <= alpha and r.gates_ok:
             r.verdict = "improvement"
-        elif r.mode_note:
+        elif r.mode_note and m * r.raw.p_full / 2 <= alpha:
+            # only where the two-mode rule changed the outcome: the usual build value would fail the check
             r.verdict = "inconclusive"
             r.note = r.mode_note
         elif r.regression_side and r.gates_ok and _base_build_blocks(r, m, alpha):
