@@ -764,8 +764,8 @@ def compare_metric(inp: MetricInput, prior: VariancePrior | None = None,
         full_worse = raw.delta_full != 0 and (raw.delta_full > 0) == inp.lower_is_better
         if far != 0 and (far > 0) == inp.lower_is_better and abs(far) >= min_change and full_worse:
             v.mode_note = (f"{raw.other_runs} of {raw.runs_head} runs of the head are on a mode {far:+.1%} from the "
-                           f"base level, the others do not differ enough to decide: re-run the build; a new slow "
-                           f"path on some runs fails the check once most runs take it")
+                           f"base level, the others do not differ enough to decide: re-run the build (a mode that is "
+                           f"this change's own comes back)")
     return v
 
 
