@@ -33,6 +33,10 @@ finite history); rates on pooled counts with the over-dispersion ``phi`` of the 
 history (negative-binomial log-rate test); size exactly: any step at or above the size floor
 (``abs_floor``, default 100000 bytes) or the relative ``min_change`` is a change, without statistics.
 
+Real build noise is heavy-tailed (a build now and then far from its level); when the check's base builds show
+such a tail beyond what the t-tests allow, p-values are held to a Student t with that tail and spiky metrics
+to their own record (:func:`_apply_tails`): one build far out is then ``inconclusive`` (re-run), not a failure.
+
 False failures are controlled family-wise over every noisy metric of the check (Holm-Bonferroni at
 ``false_fail_rate``, default 5% per check whatever the number of metrics). A metric is a ``regression`` or
 ``improvement`` when its Holm-adjusted p-value is at most the rate and the change passes the policy gates
@@ -117,6 +121,12 @@ PRIOR_MIN_METRICS = 8
 #: makes them two modes: the check then compares the mode nearer the base level (a majority of runs on a
 #: slow path is not a shifted build value); with normal runs, a gap this wide between neighbours is rare.
 MODE_GAP_SD = 4.0
+#: Residuals (in trimmed scales) beyond this count towards the check's tail (normal: 6.3e-5 of builds).
+TAIL_Z = 4.0
+#: Fewest base builds (over all level metrics of a check) to measure the tail from.
+TAIL_MIN_BUILDS = 400
+#: The tail counts as heavy when that many residuals beyond TAIL_Z are this unlikely under the t-tests' model.
+TAIL_EXCESS_P = 0.01
 #: Significance of the F-test by which a head's runs spread more than the base's (then not pooled).
 SPREAD_TEST_P = 0.001
 #: Cap on the weight (degrees of freedom) of the base builds' typical run spread pooled with the head's.
@@ -168,6 +178,8 @@ class MetricVerdict:
     p_raw: float | None = field(default=None, repr=False)
     regression_side: bool = field(default=False, repr=False)
     mode_note: str = field(default="", repr=False)
+    tail_note: str = field(default="", repr=False)
+    p_gauss: float | None = field(default=None, repr=False)
     gates_ok: bool = field(default=False, repr=False)
     raw: _Raw | None = field(default=None, repr=False)
 
@@ -391,6 +403,13 @@ def history_variance(y: np.ndarray) -> tuple[float, float]:
         lag = 2 if n >= 5 else 1
         v = (trimmed_scale(y[lag:] - y[:-lag]) ** 2) / 2.0
         return float(v), max(1.0, NOISE_DF_PER_BUILD * (n - lag))
+    r, segments = _history_residuals(y)
+    return float(trimmed_scale(r) ** 2), max(1.0, RESIDUAL_DF_PER_BUILD * (n - segments))
+
+
+def _history_residuals(y: np.ndarray) -> tuple[np.ndarray, int]:
+    """Residuals of 10+ builds about the median, or about each segment's median (see :func:`history_variance`)."""
+    n = y.size
     d = (trimmed_scale(y[4:] - y[:-4]) ** 2) / 2.0
     k = np.arange(3, n - 2)
     z = np.abs(np.cumsum(y - y.mean())[k - 1]) / np.sqrt(d * k * (n - k) / n) if d > 0 else np.zeros(1)
@@ -401,7 +420,16 @@ def history_variance(y: np.ndarray) -> tuple[float, float]:
         segments = 2
     else:
         r, segments = y - fast_median(np.sort(y)), 1
-    return float(trimmed_scale(r) ** 2), max(1.0, RESIDUAL_DF_PER_BUILD * (n - segments))
+    return r, segments
+
+
+def standard_residuals(y: np.ndarray, v: float) -> np.ndarray:
+    """A 10+ build history's residuals about its level (:func:`history_variance`) in units of ``sqrt(v)``,
+    sorted; empty for shorter histories."""
+    if y.size < 10 or v <= 0:
+        return np.zeros(0)
+    r, _ = _history_residuals(y)
+    return np.sort(r / math.sqrt(v))
 
 
 def ar1_df_factor(rho: float, share: float) -> float:
@@ -539,12 +567,17 @@ class _Prepared:
     hist: list[_Summary]
     y: np.ndarray
     variance: tuple[float, float] | None  # history_variance(y), 3+ builds
+    resid: np.ndarray | None = None  # standard_residuals(y, variance)
 
 
 def _prepare_level(inp: MetricInput, log: bool) -> _Prepared:
-    hist = _summaries(list(inp.history)[-HISTORY_BUILDS:], log)
+    pts = list(inp.history)[-HISTORY_BUILDS:]
+    hist = _summaries(pts, log)
+    if len(hist) == len(pts):
+        _settle_base_modes(pts, hist, log)
     y = np.fromiter((h.y for h in hist), float, len(hist))
-    return _Prepared(_summarise(inp.head, log), hist, y, history_variance(y) if y.size >= 3 else None)
+    hv = history_variance(y) if y.size >= 3 else None
+    return _Prepared(_summarise(inp.head, log), hist, y, hv, standard_residuals(y, hv[0]) if hv else None)
 
 
 def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = None,
@@ -632,6 +665,34 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
                 fixed_var=fixed, per_run_var=w_head * head.runs, p_branch=p_branch,
                 other_runs=modes[2] if modes else 0, other_y=modes[3] if modes else math.nan,
                 delta_full=delta_full, p_full=p_full)
+
+
+def _settle_base_modes(points: Sequence[Point], hist: list[_Summary], log: bool) -> None:
+    """A base build whose runs split into two modes (:func:`_two_modes`) counts at its mode nearer the
+    history's median, as a head does: a build with most of a few runs on a slow path is not a jump of the
+    level (and would otherwise be taken for the heavy tail of :func:`_apply_tails`)."""
+    ws = [h.w for h in hist if math.isfinite(h.w)]
+    if len(hist) < 3 or not ws:
+        return
+    run_sd = math.sqrt(float(np.median(ws)) * int(np.median([h.runs for h in hist])))
+    n = len(points[0].samples) if points[0].samples is not None else 0
+    if run_sd <= 0 or n < 4 or any(p.samples is None or len(p.samples) != n for p in points):
+        return
+    x = np.sort(np.asarray([np.asarray(p.samples, dtype=float) for p in points]), axis=1)
+    if log:
+        if x[:, 0].min() <= 0:
+            return
+        x = np.log(x)
+    gaps = np.diff(x, axis=1)
+    at = np.argmax(gaps, axis=1)
+    wide = (gaps[np.arange(len(points)), at] >= MODE_GAP_SD * run_sd) & (at >= 1) & (at <= n - 3)
+    if not wide.any():
+        return
+    centre = fast_median(np.sort(np.fromiter((h.y for h in hist), float, len(hist))))
+    for i in np.flatnonzero(wide):
+        modes = _two_modes(points[i].samples, log, run_sd, centre)
+        if modes is not None:
+            hist[i] = _Summary(modes[0], hist[i].w, hist[i].runs)
 
 
 def _two_modes(samples: Sequence[float] | None, log: bool, run_sd: float,
@@ -821,6 +882,9 @@ def decide(rows: list[MetricVerdict], false_fail_rate: float = 0.05) -> list[Met
             r.verdict = "regression"
         elif not r.regression_side and pb <= alpha and r.gates_ok:
             r.verdict = "improvement"
+        elif r.tail_note and r.regression_side and r.gates_ok and m * r.p_gauss / 2 <= alpha:
+            r.verdict = "inconclusive"
+            r.note = r.tail_note
         elif r.mode_note and m * r.raw.p_full / 2 <= alpha:
             # only where the two-mode rule changed the outcome: the usual build value would fail the check
             r.verdict = "inconclusive"
@@ -858,14 +922,86 @@ def run_check(inputs: Sequence[MetricInput], false_fail_rate: float = 0.05,
     prepared: dict[int, _Prepared] = {}
     estimates: dict[str, list[tuple[float, float]]] = {}
     for i, inp in enumerate(inputs):
-        if inp.kind in MODERATED_KINDS and inp.history:
-            prep = prepared[i] = _prepare_level(inp, True)
-            if prep.variance is not None:
+        if inp.kind not in ("size", "rate") and inp.history:
+            prep = prepared[i] = _prepare_level(inp, inp.kind in LOG_KINDS)
+            if prep.variance is not None and inp.kind in MODERATED_KINDS:
                 estimates.setdefault(inp.kind, []).append(prep.variance)
     priors = {k: variance_prior(e) for k, e in estimates.items()}
-    rows = decide([compare_metric(inp, priors.get(inp.kind), prepared.get(i)) for i, inp in enumerate(inputs)],
-                  false_fail_rate)
+    rows = [compare_metric(inp, priors.get(inp.kind), prepared.get(i)) for i, inp in enumerate(inputs)]
+    _apply_tails(rows, [prepared.get(i) for i in range(len(inputs))])
+    rows = decide(rows, false_fail_rate)
     return rows + [replace(e) for e in extra]
+
+
+@lru_cache(maxsize=1)
+def _tail_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(nu, c_nu, share beyond TAIL_Z)`` over a grid of Student t degrees of freedom: ``c_nu`` is the
+    population :func:`statistics.trimmed_scale` of t(nu) (RMS of the central 90%, normal-consistent), so a
+    residual in units of that scale exceeds TAIL_Z with probability ``2 sf(TAIL_Z c_nu; nu)``."""
+    from scipy import integrate, stats
+
+    nus = np.geomspace(1.5, 2000.0, 80)
+    cs, shares = [], []
+    for nu in nus:
+        q = float(stats.t.isf(0.05, nu))
+        m2 = integrate.quad(lambda x, nu=nu: x * x * stats.t.pdf(x, nu), -q, q)[0] / 0.9
+        c = math.sqrt(m2 / 0.6230)
+        cs.append(c)
+        shares.append(2.0 * float(stats.t.sf(TAIL_Z * c, nu)))
+    return nus, np.array(cs), np.array(shares)
+
+
+def tail_df(beyond: int, total: int) -> tuple[float, float]:
+    """``(nu, c_nu)`` of the Student t whose share of residuals beyond :data:`TAIL_Z` trimmed scales is
+    ``(beyond + 0.5) / (total + 1)`` (the check's pooled base-build residuals)."""
+    nus, cs, shares = _tail_table()
+    share = (beyond + 0.5) / (total + 1.0)
+    if share >= shares[0]:
+        return float(nus[0]), float(cs[0])
+    if share <= shares[-1]:
+        return math.inf, 1.0
+    # shares fall with nu: interpolate log nu against log share
+    ls = np.log(shares[::-1])
+    lnu = float(np.interp(math.log(share), ls, np.log(nus[::-1])))
+    nu = math.exp(lnu)
+    return nu, float(np.interp(lnu, np.log(nus), cs))
+
+
+def _apply_tails(rows: list[MetricVerdict], preps: list[_Prepared | None]) -> None:
+    """Heavy tails of real build noise (a build now and then far from its level: a busy runner, a flaky
+    network): when the check's base builds (every level metric, each in units of its own scale) land beyond
+    :data:`TAIL_Z` scales far more often than the t-tests' model allows (Poisson p < :data:`TAIL_EXCESS_P`),
+    each metric's p-value is at least what a Student t with that tail gives (:func:`tail_df`), and a metric
+    whose own base builds went that far is held to its own record too: ``(k + 1) / (n + 2)``, ``k`` of its
+    ``n`` builds at least as far out as the head. A single build can then no longer fail the check on such
+    a metric: it is ``inconclusive`` (re-run) where the normal model alone would have failed it."""
+    used = [p for p in preps if p is not None and p.resid is not None and p.resid.size and p.variance]
+    total = sum(p.resid.size for p in used)
+    if total < TAIL_MIN_BUILDS:
+        return
+    beyond = sum(int(np.count_nonzero(np.abs(p.resid) > TAIL_Z)) for p in used)
+    # A scale estimated from a few dozen builds makes standardised residuals t-like by itself; the t-tests
+    # already allow for that. Only an excess over it is a heavy tail of the builds themselves.
+    expected = sum(p.resid.size * 2.0 * float(special.stdtr(p.variance[1], -TAIL_Z)) for p in used)
+    if beyond == 0 or float(special.pdtrc(beyond - 1, expected)) > TAIL_EXCESS_P:
+        return
+    nu, c = tail_df(beyond, total)
+    for r, prep in zip(rows, preps, strict=True):
+        if r.p_raw is None or r.verdict != "same" or r.raw is None or r.raw.se <= 0:
+            continue
+        z = abs(r.raw.delta) / r.raw.se
+        p_tail = min(1.0, 2.0 * float(special.stdtr(nu, -z * c))) if math.isfinite(nu) else 0.0
+        own = ""
+        res = prep.resid if prep is not None else None
+        if res is not None and res.size and max(-res[0], res[-1]) > TAIL_Z:
+            k = int(np.count_nonzero(np.abs(res) >= z))
+            p_tail = max(p_tail, (k + 1) / (res.size + 2))
+            own = f"; this metric's own {int(np.count_nonzero(np.abs(res) > TAIL_Z))} times in {res.size}"
+        if p_tail > r.p_raw:
+            r.p_gauss, r.p_raw = r.p_raw, p_tail
+            r.tail_note = (f"base builds of this check land over {TAIL_Z:g} sds from their level {beyond} times in "
+                           f"{total} (about {expected:.1f} expected without heavy tails){own}: one build this far "
+                           f"out is not yet a regression; re-run the build to confirm")
 
 
 def check_status(rows: Sequence[MetricVerdict]) -> str:
