@@ -971,7 +971,7 @@ def _apply_tails(rows: list[MetricVerdict], preps: list[_Prepared | None]) -> No
     """Heavy tails of real build noise (a build now and then far from its level: a busy runner, a flaky
     network): when the check's base builds (every level metric, each in units of its own scale) land beyond
     :data:`TAIL_Z` scales far more often than the t-tests' model allows (Poisson p < :data:`TAIL_EXCESS_P`),
-    each metric's p-value is at least what a Student t with that tail gives (:func:`tail_df`), and a metric
+    each level metric's p-value is at least what a Student t with that tail gives (:func:`tail_df`), and a metric
     whose own base builds went that far is held to its own record too: ``(k + 1) / (n + 2)``, ``k`` of its
     ``n`` builds at least as far out as the head. A single build can then no longer fail the check on such
     a metric: it is ``inconclusive`` (re-run) where the normal model alone would have failed it."""
@@ -987,7 +987,8 @@ def _apply_tails(rows: list[MetricVerdict], preps: list[_Prepared | None]) -> No
         return
     nu, c = tail_df(beyond, total)
     for r, prep in zip(rows, preps, strict=True):
-        if r.p_raw is None or r.verdict != "same" or r.raw is None or r.raw.se <= 0:
+        # level metrics only: rates carry their own over-dispersion model, sizes are exact
+        if prep is None or r.p_raw is None or r.verdict != "same" or r.raw is None or r.raw.se <= 0:
             continue
         z = abs(r.raw.delta) / r.raw.se
         p_tail = min(1.0, 2.0 * float(special.stdtr(nu, -z * c))) if math.isfinite(nu) else 0.0
