@@ -398,13 +398,20 @@ def history_variance(y: np.ndarray) -> tuple[float, float]:
     cost far more than a biased scale in Holm's far tail over 100+ metrics. Shorter histories: the
     half-variance of lag-L differences (L = 2 from 5 builds, else 1).
     """
+    return _history_fit(y)[0]
+
+
+def _history_fit(y: np.ndarray) -> tuple[tuple[float, float], np.ndarray]:
+    """:func:`history_variance` ``(v, df)`` and, from the same residuals, the history's residuals in units of
+    ``sqrt(v)``, sorted (empty below 10 builds), for :func:`_apply_tails`."""
     n = y.size
     if n < 10:
         lag = 2 if n >= 5 else 1
         v = (trimmed_scale(y[lag:] - y[:-lag]) ** 2) / 2.0
-        return float(v), max(1.0, NOISE_DF_PER_BUILD * (n - lag))
+        return (float(v), max(1.0, NOISE_DF_PER_BUILD * (n - lag))), np.zeros(0)
     r, segments = _history_residuals(y)
-    return float(trimmed_scale(r) ** 2), max(1.0, RESIDUAL_DF_PER_BUILD * (n - segments))
+    v = float(trimmed_scale(r) ** 2)
+    return (v, max(1.0, RESIDUAL_DF_PER_BUILD * (n - segments))), (np.sort(r / math.sqrt(v)) if v > 0 else np.zeros(0))
 
 
 def _history_residuals(y: np.ndarray) -> tuple[np.ndarray, int]:
@@ -421,15 +428,6 @@ def _history_residuals(y: np.ndarray) -> tuple[np.ndarray, int]:
     else:
         r, segments = y - fast_median(np.sort(y)), 1
     return r, segments
-
-
-def standard_residuals(y: np.ndarray, v: float) -> np.ndarray:
-    """A 10+ build history's residuals about its level (:func:`history_variance`) in units of ``sqrt(v)``,
-    sorted; empty for shorter histories."""
-    if y.size < 10 or v <= 0:
-        return np.zeros(0)
-    r, _ = _history_residuals(y)
-    return np.sort(r / math.sqrt(v))
 
 
 def ar1_df_factor(rho: float, share: float) -> float:
@@ -567,17 +565,26 @@ class _Prepared:
     hist: list[_Summary]
     y: np.ndarray
     variance: tuple[float, float] | None  # history_variance(y), 3+ builds
-    resid: np.ndarray | None = None  # standard_residuals(y, variance)
+    resid: np.ndarray | None = None  # y's residuals in units of sqrt(variance), sorted (_history_fit)
+    run_sd: float = 0.0  # _run_sd(hist)
+
+
+def _run_sd(hist: Sequence[_Summary]) -> float:
+    """Per-run sd of the typical base build, the scale of a gap between two modes of runs: the median build
+    variance, which builds with a few slow runs of their own do not inflate as they inflate the mean."""
+    ws = [h.w for h in hist if math.isfinite(h.w)]
+    return math.sqrt(float(np.median(ws)) * int(np.median([h.runs for h in hist]))) if ws else 0.0
 
 
 def _prepare_level(inp: MetricInput, log: bool) -> _Prepared:
     pts = list(inp.history)[-HISTORY_BUILDS:]
     hist = _summaries(pts, log)
+    run_sd = _run_sd(hist)
     if len(hist) == len(pts):
-        _settle_base_modes(pts, hist, log)
+        _settle_base_modes(pts, hist, log, run_sd)
     y = np.fromiter((h.y for h in hist), float, len(hist))
-    hv = history_variance(y) if y.size >= 3 else None
-    return _Prepared(_summarise(inp.head, log), hist, y, hv, standard_residuals(y, hv[0]) if hv else None)
+    hv, resid = _history_fit(y) if y.size >= 3 else (None, None)
+    return _Prepared(_summarise(inp.head, log), hist, y, hv, resid, run_sd)
 
 
 def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = None,
@@ -602,10 +609,7 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
     g = block_sum_corr(m, noise.rho) / (m * m)
     base_tau, base_w = f * tau2 * g, f * w_bar / m
     base_var = base_tau + base_w
-    # The gap is measured in the typical base build's run spread: the median, which builds with a few
-    # slow runs of their own do not inflate as they inflate the mean.
-    run_var = float(np.median(ws)) * runs_hist if ws else 0.0
-    modes = _two_modes(inp.head.samples, log, math.sqrt(run_var), level) if split_modes else None
+    modes = _two_modes(inp.head.samples, log, prep.run_sd, level) if split_modes else None
     if modes is not None:
         # Compare the runs that look like a build of this code on a usual runner; the other mode's share
         # of runs says too little to fail a check on (see decide()).
@@ -667,14 +671,12 @@ def _compare_level(inp: MetricInput, log: bool, prior: VariancePrior | None = No
                 delta_full=delta_full, p_full=p_full)
 
 
-def _settle_base_modes(points: Sequence[Point], hist: list[_Summary], log: bool) -> None:
-    """A base build whose runs split into two modes (:func:`_two_modes`) counts at its mode nearer the
-    history's median, as a head does: a build with most of a few runs on a slow path is not a jump of the
-    level (and would otherwise be taken for the heavy tail of :func:`_apply_tails`)."""
-    ws = [h.w for h in hist if math.isfinite(h.w)]
-    if len(hist) < 3 or not ws:
+def _settle_base_modes(points: Sequence[Point], hist: list[_Summary], log: bool, run_sd: float) -> None:
+    """A base build whose runs split into two modes (:func:`_two_modes`, gap scale ``run_sd``) counts at its
+    mode nearer the history's median, as a head does: a build with most of a few runs on a slow path is not a
+    jump of the level (and would otherwise be taken for the heavy tail of :func:`_apply_tails`)."""
+    if len(hist) < 3:
         return
-    run_sd = math.sqrt(float(np.median(ws)) * int(np.median([h.runs for h in hist])))
     n = len(points[0].samples) if points[0].samples is not None else 0
     if run_sd <= 0 or n < 4 or any(p.samples is None or len(p.samples) != n for p in points):
         return
