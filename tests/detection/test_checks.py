@@ -294,3 +294,53 @@ def test_it_never_fails_a_head_between_the_branch_level_and_a_departing_base_bui
         r = C.run_check([_shift_at_the_base_build(np.random.default_rng(100 + seed), 1 / 1.02)])[0]
         if "base build alone" in r.test:
             assert r.verdict not in ("regression", "improvement"), (seed, r)
+
+
+def test_a_base_build_at_its_fast_mode_counts_with_that_modes_spread():
+    """A base build with half of its runs slow counts at its fast mode, and its sampling variance is that
+    mode's: the spread of all its runs would inflate the base's within-build noise and so every head's
+    uncertainty."""
+    rng = np.random.default_rng(21)
+    inputs = []
+    for j in range(60):
+        hist, level = history(rng, n=30, tau=0.008)
+        for k in (3, 9, 14, 20, 27):
+            r = np.array(hist[k].samples)
+            r[5:] *= rng.uniform(1.3, 1.8, 5)
+            hist[k] = Point(float(np.median(r)), samples=r)
+        head = build(rng, level * (1.10 if j == 0 else 1.0), rng.normal(0, 0.008))
+        inputs.append(C.MetricInput(f"m{j:03d}", "time", head, hist))
+    prep = C._prepare_level(inputs[0], True)
+    ws = np.array([h.w for h in prep.hist])
+    assert ws[[3, 9, 14, 20, 27]].max() < 4 * np.median(ws)
+    rows = C.run_check(inputs)
+    assert [r.metric for r in rows if r.verdict == "regression"] == ["m000"]
+
+
+def test_it_takes_the_cluster_of_runs_nearest_the_base_level():
+    """Slow runs each slow by their own amount form clusters above the usual runs; the widest gap can lie
+    between two slow clusters, and a split there would leave half the slow runs in the compared mode."""
+    usual = [0.0, 0.01, 0.015, 0.02, 0.03, 0.04]
+    runs = np.exp(np.array(usual + [0.27, 0.28, 0.58, 0.59]))
+    mean, near, other, other_mean, var = C._two_modes(runs, True, 0.02, 0.02)
+    assert (near, other) == (6, 4) and mean == pytest.approx(np.mean(usual))
+    assert other_mean == pytest.approx(np.mean([0.27, 0.28, 0.58, 0.59]))
+    assert var == pytest.approx(np.var(usual, ddof=1) / 6)
+    assert C._two_modes(np.exp(np.array(usual + [0.3])), True, 0.02, 0.02) is None  # one slow run: no mode
+
+
+def test_rate_dispersion_is_unbiased_and_tighter_than_lag_one_differences():
+    """The extra-Poisson variance of negative-binomial histories (phi 0.03, ~200 counts per build, 19-40
+    builds), as the check estimates it and as lag-1 differences (the detector's dispersion) do."""
+    from alerts.detection.statistics import RATE_OFFSET, estimate_rate_noise
+
+    rng = np.random.default_rng(3)
+    ours, diffs = [], []
+    for _ in range(600):
+        n = int(rng.integers(19, 41))
+        c = rng.poisson(200 * rng.gamma(1 / 0.03, 0.03, n)).astype(float)
+        y = np.log((c + RATE_OFFSET) / 200_000)
+        ours.append(C.rate_dispersion(y, 1 / (c + RATE_OFFSET))[0])
+        diffs.append(estimate_rate_noise(y, 1 / (c + RATE_OFFSET)).phi)
+    assert abs(np.mean(ours) / 0.03 - 1) < 0.12
+    assert np.mean(diffs) / 0.03 - 1 > 0.12 and np.std(ours) < 0.85 * np.std(diffs)
