@@ -518,15 +518,23 @@ def between_build_noise(y: np.ndarray, within: float | None, head_w: float = mat
     v, df_v = variance if variance is not None else history_variance(y)
     w = within if within is not None and within > 0 else 0.0
     rho = min(0.6, estimate_noise(y, within).rho) if n >= 12 else 0.0
-    own_tau2 = max(v - w, TAU_FLOOR * w) if w > 0 else v
+    own_tau2, _ = excess_variance(v, df_v, w)
     df_v = max(1.0, df_v * ar1_df_factor(rho, own_tau2 / (own_tau2 + w) if own_tau2 + w > 0 else 1.0))
     if prior is not None:
         v, df_v = prior.moderate(v, df_v)
-    tau2 = max(v - w, TAU_FLOOR * w) if w > 0 else v
+    tau2, df_tau = excess_variance(v, df_v, w)
     sigma2 = tau2 + w
     share = tau2 / sigma2 if sigma2 > 0 else 1.0
-    df_tau = max(1.0, df_v * min(1.0, tau2 / v) ** 2) if v > 0 else 1.0
     return Noise(math.sqrt(sigma2), rho, df_v, ar_share=share), df_tau
+
+
+def excess_variance(v: float, df_v: float, known: float) -> tuple[float, float]:
+    """``(excess, df)``: the part of an estimated variance ``v`` (``df_v`` degrees of freedom) beyond a known
+    part ``known`` (the runs' sampling variance of a build value; the Poisson part of a log rate), floored at
+    :data:`TAU_FLOOR` of the known part (an estimate of none is not evidence of none). A difference with a
+    known part keeps ``df_v (excess / v)^2`` of ``v``'s degrees of freedom."""
+    excess = max(v - known, TAU_FLOOR * known) if known > 0 else v
+    return excess, max(1.0, df_v * min(1.0, excess / v) ** 2) if v > 0 else 1.0
 
 
 # --- per-kind comparisons (raw, before the family-wise decision) ------------------------------------------
@@ -735,19 +743,15 @@ def rate_dispersion(y: np.ndarray, pois: np.ndarray) -> tuple[float, float]:
     """``(phi, df)``: the extra-Poisson variance of a history's log rates ``y`` and its degrees of freedom.
 
     A log rate's variance is ``1/mu + phi`` (``pois`` holds each build's ``1/(count + 0.5)``); the total is
-    :func:`history_variance` of ``y`` (the trimmed residual scale, as for level metrics) and
-    ``phi = v - mean(pois)``, floored at :data:`TAU_FLOOR` of the Poisson part (an estimate of none is not
-    evidence of none). As a difference with a known part, ``phi`` keeps ``df_v (phi / v)^2`` of ``v``'s
-    degrees of freedom. Lag-1 differences (the detector's dispersion) overstate ``phi`` by ~20% on negative-
+    :func:`history_variance` of ``y`` (the trimmed residual scale, as for level metrics) and ``phi`` its
+    :func:`excess_variance` over the mean Poisson part. Lag-1 differences (the detector's dispersion) overstate ``phi`` by ~20% on negative-
     binomial histories of 19-40 builds and spread ~1.4x wider: a check's rate test lost most planted
     regressions to it.
     """
     if y.size < 3:
         return 0.0, 1.0
     v, df_v = history_variance(y)
-    p = float(np.mean(pois)) if pois.size else 0.0
-    phi = max(v - p, TAU_FLOOR * p)
-    return phi, max(1.0, df_v * min(1.0, phi / v) ** 2) if v > 0 else 1.0
+    return excess_variance(v, df_v, float(np.mean(pois)) if pois.size else 0.0)
 
 
 def _compare_rate(inp: MetricInput) -> _Raw | None:
@@ -1029,7 +1033,7 @@ def _apply_tails(rows: list[MetricVerdict], preps: list[_Prepared | None]) -> No
         z = abs(r.raw.delta) / r.raw.se
         p_tail = min(1.0, 2.0 * float(special.stdtr(nu, -z * c))) if math.isfinite(nu) else 0.0
         own = ""
-        res = prep.resid if prep is not None else None
+        res = prep.resid
         if res is not None and res.size and max(-res[0], res[-1]) > TAIL_Z:
             k = int(np.count_nonzero(np.abs(res) >= z))
             p_tail = max(p_tail, (k + 1) / (res.size + 2))
