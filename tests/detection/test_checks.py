@@ -327,6 +327,8 @@ def test_it_takes_the_cluster_of_runs_nearest_the_base_level():
     assert other_mean == pytest.approx(np.mean([0.27, 0.28, 0.58, 0.59]))
     assert var == pytest.approx(np.var(usual, ddof=1) / 6)
     assert C._two_modes(np.exp(np.array(usual + [0.3])), True, 0.02, 0.02) is None  # one slow run: no mode
+    # a lone run nearer the level than any cluster of two or more: the runs are spread, not in two modes
+    assert C._two_modes(np.exp(np.array([0.0, 0.25, 0.45, 0.47, 0.5])), True, 0.02, 0.0) is None
 
 
 def test_rate_dispersion_is_unbiased_and_tighter_than_lag_one_differences():
