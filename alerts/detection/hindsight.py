@@ -34,12 +34,13 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
     fields = [point_fields(p, kind) for p in pts]
     relaxed = _relaxed(config)
     out: list[ChangePoint] = []
+    last: ChangePoint | None = None  # the proposal behind out[-1]
     for i, cp in enumerate(proposals):
-        if out and abs(cp.index - out[-1].index) <= config.refine_radius and cp.direction == out[-1].direction:
+        if out and last is not None and _same_shift(last, cp, config):
             continue  # the same shift proposed twice (withdrawn, then raised again)
         prev = out[-1].index if out else 0
-        nxt = next((p.index for p in proposals[i + 1:] if p.index > cp.index + config.refine_radius and
-                    (p.confirmed or not p.withdrawn)), len(pts))
+        nxt = next((p.index for p in proposals[i + 1:] if p.index > cp.index and _kept(p) and
+                    not _same_shift(cp, p, config)), len(pts))
         lo = max(prev, cp.index - config.window)
         hi = min(nxt, cp.index + config.window)
         verdict, cand, s = "keep", None, None
@@ -54,12 +55,27 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
             new.confirmed = True
             new.sensitivity = cp.sensitivity
             out.append(new)
+            last = cp
         elif cp.confirmed:
             kept = dataclasses.replace(cp)
             out.append(kept)
+            last = cp
     if kind == "size":
         return out  # each size step has a culprit owners want, as online (``OnlineDetector.drift``)
     return [c for c in collapse_drift(out, max_gap=_drift_gap(config)) if not _trend_from_start(c, config)]
+
+
+def _kept(cp: ChangePoint) -> bool:
+    return cp.confirmed or not cp.withdrawn
+
+
+def _same_shift(a: ChangePoint, b: ChangePoint, config: DetectorConfig) -> bool:
+    """Two proposals of one shift: same direction, culprits within ``refine_radius``, and one of them
+    withdrawn online (a shift withdrawn, then raised again). Two proposals the online pass both kept are two
+    shifts however close: a change backed out a few builds after it landed leaves a revert, and a real step
+    right after that revert, in the same direction, is a change of its own with its own culprit."""
+    return (a.direction == b.direction and abs(a.index - b.index) <= config.refine_radius
+            and not (_kept(a) and _kept(b)))
 
 
 def _trend_from_start(cp: ChangePoint, config: DetectorConfig) -> bool:

@@ -7,6 +7,7 @@ see bench/data/real/SOURCES.md and ../shared/eval/real/SOURCES.md), or from tree
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from alerts.detection import DEFAULT, Point, detect_hindsight, detect_online
 from alerts.detection.model import default_abs_floor
@@ -103,17 +104,21 @@ def _excursion_then_step(excursion: int, gap: int, scale: float = 1.012) -> tupl
     return [Point(float(round(v))) for v in vals], len(INSTALLER) + excursion + gap
 
 
-def test_it_finds_a_real_size_step_right_after_a_backed_out_change():
+@pytest.mark.parametrize("scale", [1.012, 0.96], ids=["excursion up", "excursion down"])
+def test_it_finds_a_real_size_step_right_after_a_backed_out_change(scale):
+    # Down (0.96: -2.4%, an improvement backed out): the revert and the real step are both regressions, a few
+    # builds apart; hindsight once merged them into one +4% change at the revert, losing the step's culprit.
+    revert = "improvement" if scale * INSTALLER_STEP[0] > INSTALLER[-1] else "regression"
     for excursion in (1, 2, 3, 5):
-        for gap in (1, 2):
-            pts, step = _excursion_then_step(excursion, gap)
+        for gap in (1, 2, 4, 6):
+            pts, step = _excursion_then_step(excursion, gap, scale)
             for cps in (detect_online(pts, kind="size"), detect_hindsight(pts, kind="size")):
                 live = [c for c in cps if not c.withdrawn]
                 assert any(c.index == step and c.direction == "regression" and c.detected_at <= step + 1
                            for c in live), (excursion, gap, cps)
                 # the excursion is a withdrawn alert, or a change and its revert; never one merged alert
                 starts = [c for c in live if c.index == len(INSTALLER)]
-                reverts = [c for c in live if c.index == len(INSTALLER) + excursion and c.direction == "improvement"]
+                reverts = [c for c in live if c.index == len(INSTALLER) + excursion and c.direction == revert]
                 assert len(starts) == len(reverts), (excursion, gap, cps)
 
 
