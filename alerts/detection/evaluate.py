@@ -39,6 +39,10 @@ STEP_TOLERANCE = 3.0
 #: Builds that must arrive after an alert before it can be confirmed (time to refine its culprit); a late
 #: alert (detected long after its culprit) waits half its delay.
 CONFIRM_HOLD = 3
+#: A level change that returns within this many builds (a backout) was an excursion (``backed_out``): the
+#: default ``confirm_after``, so an alert is never confirmed on builds that include its own backout. A fixed
+#: number, as hindsight relaxes ``confirm_after``.
+BACKOUT_WITHIN = 8
 #: Builds a size alert must hold before it is confirmed.
 STEP_CONFIRM = 3
 #: Builds of history (the step included) before a size step can alert at all.
@@ -236,12 +240,50 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     best, score, scores = locate(s, seg_lo, lo, hi, noise)
     if abs(score) < 0.6 * zc:
         return None
+    test = _test_at(s, seg_lo, best, noise)
+    back = backed_out(s, best, k, test, noise, zc, config) if s.mode == "level" else None
+    if back is not None:
+        # The best culprit started an excursion (a change backed out a few builds later): a lasting change,
+        # if any, comes after the backout; look for it there.
+        if back > hi:
+            return None
+        lo = back
+        n_cand = hi - lo + 1
+        zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
+        best, score, scores = locate(s, seg_lo, lo, hi, noise)
+        if abs(score) < 0.6 * zc:
+            return None
+        test = _test_at(s, seg_lo, best, noise)
     if not confirmable(k - best + 1, config):
         return None
-    test = _test_at(s, seg_lo, best, noise)
     if abs(test.z) < zc or not test.sustained or not passes_gates(test, s, kind, config, noise):
         return None
     return _candidate(lo, best, scores, test, zc, n_cand, noise)
+
+
+def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: float,
+               config: DetectorConfig) -> int | None:
+    """First build of the backout when the change at ``c`` was backed out within ``BACKOUT_WITHIN`` builds, else None.
+
+    Backed out: ``R = min_after`` consecutive builds ``j..j+R-1`` (``c < j <= c + BACKOUT_WITHIN``, all up to
+    build ``k``) lie on the before side of the midpoint of the test's two levels, and their level differs from
+    that of the excursion ``c..j-1`` by at least the critical z (``shift_test`` of the excursion against the
+    run, with the series' AR(1) noise), back towards the level before ``c``. A change landed and backed out a
+    few builds later is an excursion, not a new level; taking the whole post-culprit segment as one level
+    put a real step right after the backout on the excursion's culprit (or lost it). Under a lasting shift
+    the run is at least a ``zc``-sd event, as rare as any false alarm.
+    """
+    r = config.min_after
+    sign = 1.0 if test.after > test.before else -1.0
+    mid = 0.5 * (test.before + test.after)
+    side = sign * (s.y - mid) < 0  # builds on the before side of the midpoint
+    a = c - s.index0
+    last = min(k - r + 1, c + BACKOUT_WITHIN) - s.index0
+    for aj in range(a + 1, last + 1):
+        if side[aj:aj + r].all():
+            back = _test_at(s, c, aj + s.index0, noise, hi_excl=aj + s.index0 + r)
+            return aj + s.index0 if back.z * sign <= -zc else None
+    return None
 
 
 def confirm_hold(m: int) -> int:
@@ -279,6 +321,16 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
     best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
     test = _test_at(s, seg_lo, best, noise, hi_excl)
+    back = backed_out(s, best, k, test, noise, zc, config) if s.mode == "level" else None
+    if back is not None:
+        if cp.index < back:
+            return "withdraw", None  # an excursion; a lasting change after it is scanned for anew
+        # the change was raised after an excursion's backout: its culprit stays after the backout
+        lo = max(lo, back)
+        if hi < lo:
+            return "keep", None
+        best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
+        test = _test_at(s, seg_lo, best, noise, hi_excl)
     cand = _candidate(lo, best, scores, test, zc, n_cand, noise)
     if test.z * sign < Z_WITHDRAW:
         return "withdraw", None

@@ -125,6 +125,22 @@ def test_it_withdraws_an_alert_that_does_not_hold():
     assert detect_hindsight(pts, kind="size") == []
 
 
+@pytest.mark.parametrize("shift", [0.015, 0.02])
+def test_it_does_not_take_a_small_lasting_shift_for_a_backed_out_change(shift):
+    # 1.5-2 noise sd: three builds in a row back below the midpoint happen under such a shift, but their level
+    # is not significantly below the post-change builds before them, so the change stays one live alert.
+    withdrawn = near = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        y = 100 * np.exp(rng.normal(0, 0.01, 160))
+        y[80:] *= 1 + shift
+        cps = detect_online([Point(float(v)) for v in y], kind="time")
+        withdrawn += sum(c.withdrawn for c in cps)
+        near += sum(not c.withdrawn and abs(c.index - 80) <= 3 for c in cps)
+    assert withdrawn == 0
+    assert near >= 50
+
+
 def test_it_confirms_and_refines_an_alert_as_builds_arrive():
     rng = np.random.default_rng(7)
     pts = time_series(rng, 140, shifts={70: 0.06}, cv=0.06)

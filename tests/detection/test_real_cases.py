@@ -253,3 +253,40 @@ def test_it_does_not_take_the_slow_mode_of_a_bimodal_metric_for_a_new_level():
         v = 100 * np.where(rng.random(300) < 0.2, 1.1, 1.0) * np.exp(rng.normal(0, 0.005, 300))
         raised += len(detect_online([Point(float(x)) for x in v], kind="time"))
     assert raised <= 1
+
+
+@pytest.mark.parametrize("excursion", [0.15, -0.15], ids=["excursion up", "excursion down"])
+def test_it_finds_a_real_step_right_after_a_backed_out_timing_change(excursion):
+    # The real quiet pdfpaint excerpt with a change landed at build 60 and backed out 3-5 builds later, then a
+    # real +15% step 3-6 builds after the backout. The whole post-culprit segment taken as one level put the
+    # step on the excursion's culprit (online, 7 of 9 cases with the excursion up) or reported the excursion as
+    # a change that held. Now the excursion is a withdrawn alert and the step is found at its own culprit.
+    import json
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
+    levels = json.loads(fixture.read_text())["values"]
+    for length in (3, 4, 5):
+        for gap in (3, 4, 6):
+            step = 60 + length + gap
+            pts = [Point(v * (1 + excursion if 60 <= i < 60 + length else 1.0) * (1.15 if i >= step else 1.0))
+                   for i, v in enumerate(levels)]
+            online = detect_online(pts, kind="time")
+            assert [(c.index, c.withdrawn) for c in online] == [(60, True), (step, False)], (length, gap, online)
+            assert [c.index for c in detect_hindsight(pts, kind="time")] == [step], (length, gap)
+
+
+def test_it_keeps_a_change_whose_builds_only_dip_towards_the_old_level():
+    # Lasting +4-10% steps on the same excerpt: their post-change builds scatter (pdfpaint's +-3% noise) and
+    # runs of builds below the midpoint happen; without a significant return to the old level that is not a
+    # backout, so each step stays one live alert near its culprit.
+    import json
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
+    levels = json.loads(fixture.read_text())["values"]
+    for shift in (0.04, 0.06, 0.08, 0.10):
+        for at in range(30, 100, 5):
+            pts = [Point(v * (1 + shift if i >= at else 1.0)) for i, v in enumerate(levels)]
+            cps = detect_online(pts, kind="time")
+            assert len(cps) == 1 and not cps[0].withdrawn and abs(cps[0].index - at) <= 2, (shift, at, cps)
