@@ -35,7 +35,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .drift import as_online_drift, drift_run
-from .evaluate import Series, build_series, point_fields, review_open, scan_new, series_noise, to_change_point
+from .evaluate import (
+    Series,
+    build_series,
+    bulk_point_fields,
+    point_fields,
+    review_open,
+    scan_new,
+    series_noise,
+    to_change_point,
+)
 from .model import DEFAULT, ChangePoint, DetectorConfig, Event, Point
 from .sensitivity import NoiseSummary, sensitivity_from_noise
 from .statistics import RATE_OFFSET, Noise, critical_z, fast_median, median_var_factor, noise_contrast
@@ -87,8 +96,10 @@ class OnlineDetector:
         the segment start, an open one (neither confirmed nor withdrawn) is reviewed on the next ``step``.
         """
         det = cls(kind, lower_is_better, config)
-        for p in points[-det._keep:]:
-            det._append(p)
+        fields = bulk_point_fields(points[-det._keep:], kind)
+        if fields:
+            det._vals, det._cnts, det._tots, det._wvs = (list(col) for col in zip(*fields, strict=True))
+            det._logs = [math.log(v) if v > 0 else math.nan for v in det._vals]
         det.index = start_index + len(points) - 1
         live = sorted((cp for cp in change_points if not cp.withdrawn), key=lambda cp: cp.index)
         confirmed = [cp for cp in live if cp.confirmed]

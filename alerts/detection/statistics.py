@@ -103,12 +103,13 @@ _TRIMMED_SAMPLE_VAR = (0.3595, 0.1448, 0.1861, 0.2257, 0.2607, 0.2935, 0.1734, 0
                        0.2186, 0.2265, 0.2346)
 
 
+@lru_cache(maxsize=256)
 def trimmed_mean_variance_factor(n: int) -> float:
     """Factor turning the sample variance of the kept runs into the variance of their trimmed mean.
 
     ``Var(trimmed mean) = s_kept^2 * f(n)`` with ``f(n) = t(n) / (n * c(n))``: ``t(n)`` the trimmed mean's
     variance factor and ``c(n)`` the expected variance of the kept values, both relative to sigma^2 of the
-    runs (normal runs; simulated, 1e5 replicates).
+    runs (normal runs; simulated, 1e5 replicates). Cached: it is asked once per build with runs.
     """
     i = min(n, 40) - 5
     c = _TRIMMED_SAMPLE_VAR[i]

@@ -104,3 +104,20 @@ def test_it_rejects_nonsense_configuration():
         DetectorConfig(sensitivity=-1)
     with pytest.raises(ValueError):
         DetectorConfig(min_change=-0.1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False), min_size=1, max_size=25)
+                .filter(lambda xs: xs[0] != 0), min_size=0, max_size=40),
+       st.sampled_from(["time", "memory", "other"]))
+def test_it_reads_stored_builds_in_bulk_exactly_as_one_by_one(runs, kind):
+    # A resumed detector must take the streaming one's decisions: bulk_point_fields equals point_fields bit for bit.
+    from alerts.detection.evaluate import bulk_point_fields, point_fields
+
+    # several builds share each number of runs, so the numpy path (4+ builds of one size) is taken too
+    pts = [Point(float(r[0]), tuple(r) if len(r) > 1 else None) for r in runs for _ in range(4)]
+    want = [point_fields(p, kind) for p in pts]
+    got = bulk_point_fields(pts, kind)
+    assert len(got) == len(want)
+    for a, b in zip(got, want, strict=True):
+        assert all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b, strict=True)), (a, b)
