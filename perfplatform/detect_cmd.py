@@ -42,7 +42,13 @@ def detect_series(rec: dict, *, online: bool) -> dict:
             "first_index": cp.first_index,
             "last_index": cp.last_index,
             "withdrawn": cp.withdrawn,
+            "shape": cp.shape,
         })
+        if cp.shape == "drift":  # a gradual change: how long and how steep, as the API and pages show it
+            out[-1]["window_builds"] = cp.window_builds
+            out[-1]["slope_per_build"] = (float(f"{cp.slope_per_build:.6g}")
+                                          if cp.slope_per_build is not None and math.isfinite(cp.slope_per_build)
+                                          else None)
     return {"id": rec["id"], "change_points": out}
 
 

@@ -40,8 +40,8 @@ STEP_TOLERANCE = 3.0
 #: alert (detected long after its culprit) waits half its delay.
 CONFIRM_HOLD = 3
 #: A level change that returns within this many builds (a backout) was an excursion (``backed_out``): the
-#: default ``confirm_after``, so an alert is never confirmed on builds that include its own backout. A fixed
-#: number, as hindsight relaxes ``confirm_after``.
+#: default ``confirm_after``, about the builds an open alert waits before it can be confirmed. A fixed number,
+#: as hindsight relaxes ``confirm_after``.
 BACKOUT_WITHIN = 8
 #: Builds a size alert must hold before it is confirmed.
 STEP_CONFIRM = 3

@@ -12,6 +12,7 @@ import io
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from perfplatform.detect_cmd import detect_series, run
@@ -59,6 +60,18 @@ def test_it_writes_one_line_per_series_in_the_contract_format(tmp_path):
     assert cps and all({"index", "direction", "rel_change", "p_value", "detected_at"} <= set(cp) for cp in cps)
     assert all(cp["direction"] in ("regression", "improvement") for cp in cps)
     assert all(cp["detected_at"] >= cp["index"] for cp in cps)
+    assert all(cp["shape"] in ("shift", "drift") for cp in cps)
+
+
+def test_it_writes_a_drift_with_its_window_and_slope():
+    # a +40% creep over 60 builds on a quiet series: hindsight reports one drift, with how long and how steep
+    rng = np.random.default_rng(3)
+    values = [100 * (1 + 0.4 * min(max(i - 100, 0), 60) / 60) * float(np.exp(rng.normal(0, 0.005))) for i in range(260)]
+    rec = {"id": "creep", "kind": "time", "points": [{"value": v} for v in values]}
+    drifts = [cp for cp in detect_series(rec, online=False)["change_points"] if cp["shape"] == "drift"]
+    assert len(drifts) == 1
+    d = drifts[0]
+    assert 20 <= d["window_builds"] <= 60 and d["slope_per_build"] > 0
 
 
 def test_it_exits_2_on_invalid_input(tmp_path):
