@@ -4,9 +4,10 @@
     .venv/bin/python bench/eval_tcpd.py [--data-dir bench/data/tcpd] [--margin 5] [--json] [--details]
 
 Reads ``series.jsonl``/``truth.jsonl`` of ``bench/data/tcpd`` (univariate TCPD datasets, several human
-annotators each; see ``bench/data/tcpd/SOURCES.md``) and runs four detectors on every series:
+annotators each; see ``bench/data/tcpd/SOURCES.md``) and runs five detectors on every series:
 ``hindsight`` and ``online`` (``perfplatform.detect_cmd.detect_series``; online counts withdrawn alerts
-too, as ``eval_real.py`` does), ``ttest`` (the Perfherder-style t-test of
+too, as ``eval_real.py`` does), ``online_live`` (the online alerts not withdrawn: what the alert list shows
+once the series has been read, a drift as one alert), ``ttest`` (the Perfherder-style t-test of
 ``bench/baselines/perfherder_ttest.py``, lower is better) and ``zero`` (no change point). A change
 point is the index of the first point of the new segment, as in TCPD. Per detector it reports the mean
 over datasets of two TCPDBench metrics (``analysis/scripts/metrics.py``), and the CPU seconds
@@ -45,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
 from perfplatform.detect_cmd import detect_series  # noqa: E402
 
-DETECTORS = ("hindsight", "online", "ttest", "zero")
+DETECTORS = ("hindsight", "online", "online_live", "ttest", "zero")
 DATA_DIR = ROOT / "bench" / "data" / "tcpd"
 
 
@@ -123,7 +124,8 @@ def predict(name: str, rec: dict) -> list[int]:
     if name == "ttest":
         values = [float(p["value"]) for p in rec["points"]]
         return [c["index"] for c in detect_changes(values, lower_is_better=True)]
-    return [c["index"] for c in detect_series(rec, online=name == "online")["change_points"]]
+    cps = detect_series(rec, online=name.startswith("online"))["change_points"]
+    return [c["index"] for c in cps if name != "online_live" or not c["withdrawn"]]
 
 
 def evaluate(corpus: list[tuple[dict, dict]], margin: int) -> dict:

@@ -44,6 +44,8 @@ def detect_series(rec: dict, *, online: bool) -> dict:
             "withdrawn": cp.withdrawn,
             "shape": cp.shape,
         })
+        if cp.merged_into is not None:  # online: a step a later drift continued (withdrawn into it)
+            out[-1]["merged_into"] = cp.merged_into
         if cp.shape == "drift":  # a gradual change: how long and how steep, as the API and pages show it
             out[-1]["window_builds"] = cp.window_builds
             out[-1]["slope_per_build"] = (float(f"{cp.slope_per_build:.6g}")

@@ -62,6 +62,10 @@ def test_it_reports_a_slow_drift_as_one_live_drift_alert(upload):
     pts = recent_points([s.pk], limit=10_000)[s.pk]
     streamed = detect_online([to_point(p, "time") for p in pts], kind="time")
     assert sorted(pts[cp.index].build_ext_id for cp in streamed) == sorted(a.build.ext_id for a in alerts)
+    # ... and says the same of each: the steps a drift continued are withdrawn into it, the drift is live
+    assert (sorted((pts[cp.index].build_ext_id, cp.withdrawn) for cp in streamed)
+            == sorted((a.build.ext_id, a.detection == "withdrawn") for a in alerts))
+    assert {pts[cp.merged_into].build_ext_id for cp in streamed if cp.merged_into is not None} == {drift.build.ext_id}
     # the other metrics did not drift and raised nothing
     assert not Alert.objects.exclude(series=s).exclude(detection="withdrawn").exists()
 

@@ -190,6 +190,9 @@ class ChangePoint:
     shape: Shape = "shift"
     slope_per_build: float | None = None
     window_builds: int | None = None
+    #: Online: ``index`` of the drift this change point became part of (it is then ``withdrawn`` too, as the
+    #: worker's stored alert is); re-pointed when that drift is itself extended.
+    merged_into: int | None = None
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

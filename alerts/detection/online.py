@@ -290,10 +290,21 @@ class OnlineDetector:
         return run
 
     def _merge(self, cp: ChangePoint, run: list[ChangePoint]) -> list[Event]:
-        """``cp`` was confirmed: the change points ``run`` its drift continues are merged into it."""
+        """``cp`` was confirmed: the change points ``run`` its drift continues are merged into it.
+
+        In ``history`` they become withdrawn and point at ``cp`` (as the worker's stored alerts do,
+        ``lifecycle.merge_into``), and what was merged into them points at ``cp`` now."""
         gone = {id(m) for m in run}
         self._confirmed = [c for c in self._confirmed if id(c) not in gone
                            and c.index > self.index - self._keep] + [dataclasses.replace(cp)]
+        merged = {(m.index, m.direction) for m in run}
+        for h in self.history:
+            if h is cp:
+                continue
+            if h.confirmed and not h.withdrawn and (h.index, h.direction) in merged:
+                h.withdrawn, h.merged_into = True, cp.index
+            elif h.merged_into is not None and (h.merged_into, h.direction) in merged:
+                h.merged_into = cp.index
         return [Event("merged", dataclasses.replace(m), self.index) for m in run]
 
     def run(self, points: Iterable[Point]) -> list[Event]:

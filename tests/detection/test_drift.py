@@ -87,6 +87,17 @@ def test_it_raises_a_real_drift_online_as_one_drift_that_the_steps_merge_into():
     assert merged == {c[0] for c in confirmed[:-1]}
 
 
+def test_it_reports_the_steps_a_drift_continued_as_withdrawn_into_it():
+    # detect --online lists every alert ever raised; the steps and earlier extents of a drift are withdrawn
+    # into its latest extent, as the worker stores them, so the creep reads as one live finding
+    from alerts.detection import detect_online
+
+    cps = detect_online([Point(v) for v in _ramp(_real(), 40, 60, 0.4)], kind="time")
+    live = [c for c in cps if not c.withdrawn]
+    assert len(live) == 1 and live[0].shape == "drift" and live[0].merged_into is None
+    assert len(cps) >= 3 and all(c.merged_into == live[0].index for c in cps if c is not live[0])
+
+
 def test_it_resumes_a_drift_from_stored_alerts_with_the_same_decisions():
     import dataclasses
 
