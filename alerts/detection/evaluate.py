@@ -154,15 +154,16 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
         g = -(-n // 5)
         k = n - 2 * g
         mid = np.sort(np.array([points[i].samples for i in idx], dtype=float), axis=1)[:, g:n - g]
-        mean = np.cumsum(mid, axis=1)[:, -1] / k
-        ss = np.cumsum(mid * mid, axis=1)[:, -1]
-        factor = trimmed_mean_variance_factor(n)
-        for i, m, q in zip(idx, mean.tolist(), ss.tolist(), strict=True):
-            if m <= 0 or not m * m > 0:  # as point_fields
-                out[i] = (m, math.nan, math.nan, math.nan)
-            else:
-                var = max(0.0, (q - k * m * m) / (k - 1))
-                out[i] = (m, math.nan, math.nan, var * factor / (m * m))
+        with np.errstate(all="ignore"):  # runs of ~1e200 overflow as in point_fields; NaN/inf handled below
+            mean = np.cumsum(mid, axis=1)[:, -1] / k
+            ss = np.cumsum(mid * mid, axis=1)[:, -1]
+            mm = mean * mean
+            # the same IEEE operations in the same order as point_fields; fmax, like max(0.0, x), drops a NaN
+            w = np.fmax(0.0, (ss - k * mean * mean) / (k - 1)) * trimmed_mean_variance_factor(n) / mm
+        w[(mean <= 0) | ~(mm > 0)] = math.nan
+        nan = math.nan
+        for i, m, wi in zip(idx, mean.tolist(), w.tolist(), strict=True):
+            out[i] = (m, nan, nan, wi)
     return out  # type: ignore[return-value]
 
 
