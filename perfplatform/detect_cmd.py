@@ -2,8 +2,10 @@
 
 Input: the series JSONL format of the evaluation kit (one series a line with ``kind``, ``direction`` and
 ``points``). Output: one line per series, ``{"id", "change_points": [{"index", "direction", "rel_change",
-"p_value", "detected_at"}]}`` (docs/API.md section 3). Online mode feeds builds one at a time through
-``OnlineDetector`` (the code path of the upload worker) and reports withdrawn alerts too.
+"p_value", "detected_at", "first_index", "last_index", "withdrawn", "shape"}]}``, a drift with
+``window_builds`` and ``slope_per_build``, online a step a later drift continued with ``merged_into``
+(docs/API.md section 3). Online mode feeds builds one at a time through ``OnlineDetector`` (the code path of
+the upload worker) and reports withdrawn alerts too.
 """
 
 from __future__ import annotations

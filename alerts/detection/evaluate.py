@@ -11,6 +11,7 @@ import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import reduce
 
 import numpy as np
 
@@ -39,10 +40,11 @@ STEP_TOLERANCE = 3.0
 #: Builds that must arrive after an alert before it can be confirmed (time to refine its culprit); a late
 #: alert (detected long after its culprit) waits half its delay.
 CONFIRM_HOLD = 3
-#: A level change that returns within this many builds (a backout) was an excursion (``backed_out``): the
-#: default ``confirm_after``, about the builds an open alert waits before it can be confirmed. A fixed number,
-#: as hindsight relaxes ``confirm_after``.
-BACKOUT_WITHIN = 8
+#: A level change backed out at most this many builds after its culprit was an excursion (``backed_out``):
+#: "backed out 1-5 builds later". With the ``min_after`` builds that show the return, the last such backout
+#: is seen by build ``c + 7``, where an open alert can first be confirmed (``confirm_after`` = 8), so the
+#: online path sees every one it is asked to. A fixed number, as hindsight relaxes ``confirm_after``.
+BACKOUT_WITHIN = 5
 #: Builds a size alert must hold before it is confirmed.
 STEP_CONFIRM = 3
 #: Builds of history (the step included) before a size step can alert at all.
@@ -121,15 +123,15 @@ def point_fields(p: Point, kind: str = "other") -> tuple[float, float, float, fl
         return float(p.value), float(p.count), float(p.total), math.nan
     smp = p.samples
     if smp is not None and kind in SAMPLED_KINDS and len(smp) >= 5:
-        xs = sorted(smp)
+        xs = sorted(map(float, smp))  # float64 whatever the runs' type, as bulk_point_fields reads them
         n = len(xs)
         g = -(-n // 5)  # ceil(0.2 n)
         mid = xs[g:n - g]
         k = n - 2 * g
-        mean = sum(mid) / k
+        mean = reduce(operator.add, mid) / k  # left to right (Python 3.12's sum compensates)
         if mean <= 0 or not mean * mean > 0:  # non-positive, or its square underflows: no relative spread
             return mean, math.nan, math.nan, math.nan
-        var = max(0.0, (sum(map(operator.mul, mid, mid)) - k * mean * mean) / (k - 1))
+        var = max(0.0, (reduce(operator.add, map(operator.mul, mid, mid)) - k * mean * mean) / (k - 1))
         return mean, math.nan, math.nan, var * trimmed_mean_variance_factor(n) / (mean * mean)
     return float(p.value), math.nan, math.nan, math.nan
 
@@ -138,8 +140,9 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
     """``[point_fields(p, kind) for p in points]``, bit for bit, with the trimmed means of runs computed with
     numpy per group of builds with the same number of runs (resuming a detector reads ~100 stored builds).
 
-    Bit-identical, so a resumed detector takes exactly the streaming one's decisions: sorting is exact, and
-    ``cumsum`` adds left to right as Python's ``sum`` does (numpy's ``sum`` may add in another order)."""
+    Bit-identical, so a resumed detector takes exactly the streaming one's decisions: both read the runs as
+    float64, sorting is exact, and ``cumsum`` adds left to right as ``point_fields``' ``reduce`` does (numpy's
+    ``sum`` may add in another order)."""
     out = [point_fields(p, kind) if p.count is not None or p.samples is None or len(p.samples) < 5
            or kind not in SAMPLED_KINDS else None for p in points]
     groups: dict[int, list[int]] = {}
@@ -277,12 +280,9 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     back = backed_out(s, best, k, test, noise, zc, config) if s.mode == "level" else None
     if back is not None:
         # The best culprit started an excursion (a change backed out a few builds later): a lasting change,
-        # if any, comes after the backout; look for it there.
-        if back > hi:
-            return None
+        # if any, comes after the backout (back <= k - min_after + 1 = hi); look for it there, at the same
+        # critical value (the candidates examined were all of lo..hi).
         lo = back
-        n_cand = hi - lo + 1
-        zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
         best, score, scores = locate(s, seg_lo, lo, hi, noise)
         if abs(score) < 0.6 * zc:
             return None
@@ -298,10 +298,10 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
                config: DetectorConfig) -> int | None:
     """First build of the backout when the change at ``c`` was backed out within ``BACKOUT_WITHIN`` builds, else None.
 
-    Backed out: ``R = min_after`` consecutive builds ``j..j+R-1`` (``c < j <= c + BACKOUT_WITHIN``, all up to
-    build ``k``) lie on the before side of the midpoint of the test's two levels, and their level differs from
-    that of the excursion ``c..j-1`` by at least the critical z (``shift_test`` of the excursion against the
-    run, with the series' AR(1) noise), back towards the level before ``c``. A change landed and backed out a
+    Backed out: the first ``R = min_after`` consecutive builds ``j..j+R-1`` (``c < j <= c + BACKOUT_WITHIN``,
+    all up to build ``k``) that lie on the before side of the midpoint of the test's two levels have a level
+    that differs from that of the excursion ``c..j-1`` by at least the critical z (``shift_test`` of the
+    excursion against the run, with the series' AR(1) noise), back towards the level before ``c``. A change landed and backed out a
     few builds later is an excursion, not a new level; taking the whole post-culprit segment as one level
     put a real step right after the backout on the excursion's culprit (or lost it). Under a lasting shift
     the run is at least a ``zc``-sd event, as rare as any false alarm.
@@ -359,9 +359,8 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
         if cp.index < back:
             return "withdraw", None  # an excursion; a lasting change after it is scanned for anew
         # the change was raised after an excursion's backout: its culprit stays after the backout
+        # (back <= cp.index <= hi: an open change has min_after builds after its culprit)
         lo = max(lo, back)
-        if hi < lo:
-            return "keep", None
         best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
         test = _test_at(s, seg_lo, best, noise, hi_excl)
     cand = _candidate(lo, best, scores, test, zc, n_cand, noise)

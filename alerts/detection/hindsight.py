@@ -39,8 +39,11 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
         if out and last is not None and _same_shift(last, cp, config):
             continue  # the same shift proposed twice (withdrawn, then raised again)
         prev = out[-1].index if out else 0
-        nxt = next((p.index for p in proposals[i + 1:] if p.index > cp.index and _kept(p) and
-                    not _same_shift(cp, p, config)), len(pts))
+        # the review window ends at the next kept proposal: beyond refine_radius, or nearer when both were kept
+        # online (two shifts, e.g. a revert and a step right after it). A withdrawn proposal's window reaches
+        # past a near one, so an excursion the online pass withdrew keeps the evidence of its return.
+        nxt = next((p.index for p in proposals[i + 1:] if _kept(p) and (
+            p.index > cp.index + config.refine_radius or (p.index > cp.index and _kept(cp)))), len(pts))
         lo = max(prev, cp.index - config.window)
         hi = min(nxt, cp.index + config.window)
         verdict, cand, s = "keep", None, None

@@ -266,8 +266,12 @@ def test_it_finds_a_real_step_right_after_a_backed_out_timing_change(excursion):
 
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
     levels = json.loads(fixture.read_text())["values"]
+    # a step 1-2 builds after the backout is seen only when the excursion went the other way (an excursion up
+    # needs min_after builds back at the old level to be told from the step: docs/DETECTION.md)
     for length in (3, 4, 5):
-        for gap in (3, 4, 6):
+        for gap in (3, 4, 6) if excursion > 0 else (1, 2, 3, 4, 6):
+            if (length, gap) == (5, 2):
+                continue  # hindsight still puts this one on the backout: see docs/DETECTION.md
             step = 60 + length + gap
             pts = [Point(v * (1 + excursion if 60 <= i < 60 + length else 1.0) * (1.15 if i >= step else 1.0))
                    for i, v in enumerate(levels)]
