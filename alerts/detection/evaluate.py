@@ -141,8 +141,8 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
     numpy per group of builds with the same number of runs (resuming a detector reads ~100 stored builds).
 
     Bit-identical, so a resumed detector takes exactly the streaming one's decisions: both read the runs as
-    float64, sorting is exact, and ``cumsum`` adds left to right as ``point_fields``' ``reduce`` does (numpy's
-    ``sum`` may add in another order)."""
+    float64, both sorts are stable (equal runs such as 0.0 and -0.0 keep their order), and ``cumsum`` adds left
+    to right as ``point_fields``' ``reduce`` does (numpy's ``sum`` may add in another order)."""
     out = [point_fields(p, kind) if p.count is not None or p.samples is None or len(p.samples) < 5
            or kind not in SAMPLED_KINDS else None for p in points]
     groups: dict[int, list[int]] = {}
@@ -156,7 +156,8 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
             continue
         g = -(-n // 5)
         k = n - 2 * g
-        mid = np.sort(np.array([points[i].samples for i in idx], dtype=float), axis=1)[:, g:n - g]
+        # stable, as Python's sorted: 0.0 and -0.0 compare equal and keep their order in both
+        mid = np.sort(np.array([points[i].samples for i in idx], dtype=float), axis=1, kind="stable")[:, g:n - g]
         with np.errstate(all="ignore"):  # runs of ~1e200 overflow as in point_fields; NaN/inf handled below
             mean = np.cumsum(mid, axis=1)[:, -1] / k
             ss = np.cumsum(mid * mid, axis=1)[:, -1]

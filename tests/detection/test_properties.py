@@ -132,6 +132,9 @@ def test_it_reads_stored_builds_in_bulk_exactly_as_one_by_one(runs, kind, as_typ
 
     # several builds share each number of runs, so the numpy path (4+ builds of one size) is taken too
     pts = [Point(float(r[0]), samples(r) if len(r) > 1 else None) for r in runs for _ in range(4)]
+    # and signed zeros in every order (numpy's default sort put -0.0 before 0.0 where sorted() kept them)
+    pts += [Point(0.0, z) for z in ((0.0, 0.0, 0.0, 0.0, -0.0, -0.0), (-0.0, 0.0, -0.0, 0.0, 0.0, -0.0))
+            for _ in range(4)]
     want = [point_fields(p, kind) for p in pts]
     got = bulk_point_fields(pts, kind)
     assert len(got) == len(want)
