@@ -141,8 +141,8 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
     numpy per group of builds with the same number of runs (resuming a detector reads ~100 stored builds).
 
     Bit-identical, so a resumed detector takes exactly the streaming one's decisions: both read the runs as
-    float64, both sorts are stable (equal runs such as 0.0 and -0.0 keep their order), and ``cumsum`` adds left
-    to right as ``point_fields``' ``reduce`` does (numpy's ``sum`` may add in another order)."""
+    float64, their sorts agree bit for bit (stable where a zero could be -0.0), and ``cumsum`` adds left to
+    right as ``point_fields``' ``reduce`` does (numpy's ``sum`` may add in another order)."""
     out = [point_fields(p, kind) if p.count is not None or p.samples is None or len(p.samples) < 5
            or kind not in SAMPLED_KINDS else None for p in points]
     groups: dict[int, list[int]] = {}
@@ -156,8 +156,10 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
             continue
         g = -(-n // 5)
         k = n - 2 * g
-        # stable, as Python's sorted: 0.0 and -0.0 compare equal and keep their order in both
-        mid = np.sort(np.array([points[i].samples for i in idx], dtype=float), axis=1, kind="stable")[:, g:n - g]
+        runs = np.array([points[i].samples for i in idx], dtype=float)
+        # Equal floats have equal bits, except 0.0 and -0.0: with a zero among the runs, sort stably as Python's
+        # sorted does, so the two keep their order in both (the default sort is faster and may swap them).
+        mid = np.sort(runs, axis=1, kind="stable" if (runs == 0).any() else None)[:, g:n - g]
         with np.errstate(all="ignore"):  # runs of ~1e200 overflow as in point_fields; NaN/inf handled below
             mean = np.cumsum(mid, axis=1)[:, -1] / k
             ss = np.cumsum(mid * mid, axis=1)[:, -1]
