@@ -362,8 +362,9 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
         if cp.index < back:
             return "withdraw", None  # an excursion; a lasting change after it is scanned for anew
         # the change was raised after an excursion's backout: its culprit stays after the backout
-        # (back <= cp.index <= hi: an open change has min_after builds after its culprit)
         lo = max(lo, back)
+        if hi < lo:  # hindsight: a window that ends at the next change leaves no admissible culprit there
+            return "keep", None
         best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
         test = _test_at(s, seg_lo, best, noise, hi_excl)
     cand = _candidate(lo, best, scores, test, zc, n_cand, noise)
