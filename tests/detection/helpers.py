@@ -58,6 +58,12 @@ def rate_series(rng: np.random.Generator, n: int, *, rate: float = 1e-3, crashes
     return pts
 
 
+def pdfpaint_quiet() -> list[float]:
+    """120 quiet pushes of a real Mozilla pdfpaint timing series (one value a push, no labelled change; the
+    fixture names its source)."""
+    return json.loads((FIXTURES / "pdfpaint_quiet_120.json").read_text())["values"]
+
+
 def load_fixture(name: str) -> tuple[list[dict], dict[str, dict]]:
     with gzip.open(FIXTURES / f"{name}.jsonl.gz", "rt") as f:
         series = [json.loads(line) for line in f if line.strip()]

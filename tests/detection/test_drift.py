@@ -13,12 +13,9 @@ from alerts.detection import Point, detect_hindsight
 from alerts.detection.drift import collapse_drift
 from alerts.detection.model import ChangePoint
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
+from .helpers import pdfpaint_quiet
+
 TCPD = Path(__file__).resolve().parents[2] / "bench" / "data" / "tcpd" / "series.jsonl"
-
-
-def _real() -> list[float]:
-    return json.loads(FIXTURE.read_text())["values"]
 
 
 def _ramp(values: list[float], start: int, length: int, total: float) -> list[float]:
@@ -26,7 +23,7 @@ def _ramp(values: list[float], start: int, length: int, total: float) -> list[fl
 
 
 def test_it_reports_a_slow_real_drift_as_one_drift_with_its_slope_and_window():
-    values = _ramp(_real(), 40, 60, 0.4)
+    values = _ramp(pdfpaint_quiet(), 40, 60, 0.4)
     cps = detect_hindsight([Point(v) for v in values], kind="time")
     assert len(cps) == 1, [(c.index, c.shape) for c in cps]
     d = cps[0]
@@ -37,7 +34,7 @@ def test_it_reports_a_slow_real_drift_as_one_drift_with_its_slope_and_window():
 
 
 def test_it_leaves_the_real_quiet_excerpt_without_alerts():
-    assert detect_hindsight([Point(v) for v in _real()], kind="time") == []
+    assert detect_hindsight([Point(v) for v in pdfpaint_quiet()], kind="time") == []
 
 
 def _cp(index: int, before: float, after: float, direction: str = "regression") -> ChangePoint:
@@ -73,7 +70,7 @@ def _events(det, pts):
 def test_it_raises_a_real_drift_online_as_one_drift_that_the_steps_merge_into():
     from alerts.detection.online import OnlineDetector
 
-    pts = [Point(v) for v in _ramp(_real(), 40, 60, 0.4)]
+    pts = [Point(v) for v in _ramp(pdfpaint_quiet(), 40, 60, 0.4)]
     flat = [e for es in _events(OnlineDetector("time"), pts) for e in es]
     raised = [(i, shape) for t, i, shape, _ in flat if t == "raised"]
     assert [shape for _, shape in raised][:2] == ["shift", "shift"] and raised[2][1] == "drift"
@@ -92,7 +89,7 @@ def test_it_reports_the_steps_a_drift_continued_as_withdrawn_into_it():
     # into its latest extent, as the worker stores them, so the creep reads as one live finding
     from alerts.detection import detect_online
 
-    cps = detect_online([Point(v) for v in _ramp(_real(), 40, 60, 0.4)], kind="time")
+    cps = detect_online([Point(v) for v in _ramp(pdfpaint_quiet(), 40, 60, 0.4)], kind="time")
     live = [c for c in cps if not c.withdrawn]
     assert len(live) == 1 and live[0].shape == "drift" and live[0].merged_into is None
     assert len(cps) >= 3 and all(c.merged_into == live[0].index for c in cps if c is not live[0])
@@ -104,7 +101,7 @@ def test_it_resumes_a_drift_from_stored_alerts_with_the_same_decisions():
     from alerts.detection import DEFAULT
     from alerts.detection.online import NOISE_EVERY, OnlineDetector
 
-    pts = [Point(v) for v in _ramp(_real(), 40, 60, 0.4)]
+    pts = [Point(v) for v in _ramp(pdfpaint_quiet(), 40, 60, 0.4)]
     ref = _events(OnlineDetector("time"), pts)
     keep = DEFAULT.window + NOISE_EVERY
     for k in range(50, len(pts) - 1, 3):
@@ -159,6 +156,6 @@ def test_it_reports_no_change_point_in_hindsight_for_a_real_series_that_trends_f
     assert detect_hindsight(pts, kind="other") == []
     assert detect_online(pts, kind="other")  # the worker still tells the owners it keeps moving
     # the same ramp on the quiet real excerpt: from its start it is the trend; from build 40, a drift
-    assert detect_hindsight([Point(v) for v in _ramp(_real(), 0, 60, 0.4)], kind="time") == []
-    assert [c.shape for c in detect_hindsight([Point(v) for v in _ramp(_real(), 40, 60, 0.4)], kind="time")] \
+    assert detect_hindsight([Point(v) for v in _ramp(pdfpaint_quiet(), 0, 60, 0.4)], kind="time") == []
+    assert [c.shape for c in detect_hindsight([Point(v) for v in _ramp(pdfpaint_quiet(), 40, 60, 0.4)], kind="time")] \
         == ["drift"]

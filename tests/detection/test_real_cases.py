@@ -12,6 +12,8 @@ import pytest
 from alerts.detection import DEFAULT, Point, detect_hindsight, detect_online
 from alerts.detection.model import default_abs_floor
 
+from .helpers import pdfpaint_quiet
+
 # mozilla-beta/3891031 (installer size, bytes) pushes 150-199: +-1% jitter with one-push dips of -9%
 # (an average over uploads, not one deterministic artefact). The one-build step test raised an alert on
 # nearly every dip; none of them is a change.
@@ -164,13 +166,7 @@ def test_it_handles_builds_with_different_numbers_of_runs():
     # The real quiet pdfpaint excerpt (one value a push) as build levels, each build re-measured with 1 to 25
     # runs (retries, sharded jobs): single values, medians of a few runs and trimmed means of many mix in
     # one series. Quiet stays quiet; a 15% step is found at its culprit, online and in hindsight.
-    import json
-    from pathlib import Path
-
-    import numpy as np
-
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
-    levels = json.loads(fixture.read_text())["values"]
+    levels = pdfpaint_quiet()
     for seed in range(4):
         rng = np.random.default_rng(seed)
         for shift in (0.0, 0.15):
@@ -261,11 +257,7 @@ def test_it_finds_a_real_step_right_after_a_backed_out_timing_change(excursion):
     # real +15% step 3-6 builds after the backout. The whole post-culprit segment taken as one level put the
     # step on the excursion's culprit (online, 7 of 9 cases with the excursion up) or reported the excursion as
     # a change that held. Now the excursion is a withdrawn alert and the step is found at its own culprit.
-    import json
-    from pathlib import Path
-
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
-    levels = json.loads(fixture.read_text())["values"]
+    levels = pdfpaint_quiet()
     # a step 1-2 builds after the backout is seen only when the excursion went the other way (an excursion up
     # needs min_after builds back at the old level to be told from the step: docs/DETECTION.md)
     for length in (3, 4, 5):
@@ -284,11 +276,7 @@ def test_it_keeps_a_change_whose_builds_only_dip_towards_the_old_level():
     # Lasting +4-10% steps on the same excerpt: their post-change builds scatter (pdfpaint's +-3% noise) and
     # runs of builds below the midpoint happen; without a significant return to the old level that is not a
     # backout, so each step stays one live alert near its culprit.
-    import json
-    from pathlib import Path
-
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "detection" / "pdfpaint_quiet_120.json"
-    levels = json.loads(fixture.read_text())["values"]
+    levels = pdfpaint_quiet()
     for shift in (0.04, 0.06, 0.08, 0.10):
         for at in range(30, 100, 5):
             pts = [Point(v * (1 + shift if i >= at else 1.0)) for i, v in enumerate(levels)]
