@@ -744,9 +744,9 @@ def rate_dispersion(y: np.ndarray, pois: np.ndarray) -> tuple[float, float]:
 
     A log rate's variance is ``1/mu + phi`` (``pois`` holds each build's ``1/(count + 0.5)``); the total is
     :func:`history_variance` of ``y`` (the trimmed residual scale, as for level metrics) and ``phi`` its
-    :func:`excess_variance` over the mean Poisson part. Lag-1 differences (the detector's dispersion) overstate ``phi`` by ~20% on negative-
-    binomial histories of 19-40 builds and spread ~1.4x wider: a check's rate test lost most planted
-    regressions to it.
+    :func:`excess_variance` over the mean Poisson part. Lag-1 differences (the detector's dispersion)
+    overstate ``phi`` by ~20% on negative-binomial histories of 19-40 builds and spread ~1.4x wider: a
+    check's rate test lost most planted regressions to it.
     """
     if y.size < 3:
         return 0.0, 1.0

@@ -299,26 +299,30 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
 
 def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: float,
                config: DetectorConfig) -> int | None:
-    """First build of the backout when the change at ``c`` was backed out within ``BACKOUT_WITHIN`` builds, else None.
+    """First build of the backout when the change at ``c`` was backed out within ``BACKOUT_WITHIN`` builds,
+    else None.
 
     Backed out: the first ``R = min_after`` consecutive builds ``j..j+R-1`` (``c < j <= c + BACKOUT_WITHIN``,
     all up to build ``k``) that lie on the before side of the midpoint of the test's two levels have a level
     that differs from that of the excursion ``c..j-1`` by at least the critical z (``shift_test`` of the
-    excursion against the run, with the series' AR(1) noise), back towards the level before ``c``. A change landed and backed out a
-    few builds later is an excursion, not a new level; taking the whole post-culprit segment as one level
-    put a real step right after the backout on the excursion's culprit (or lost it). Under a lasting shift
-    the run is at least a ``zc``-sd event, as rare as any false alarm.
+    excursion against the run, with the series' AR(1) noise), back towards the level before ``c``. A change
+    landed and backed out a few builds later is an excursion, not a new level; taking the whole post-culprit
+    segment as one level put a real step right after the backout on the excursion's culprit (or lost it).
+    Under a lasting shift the run is at least a ``zc``-sd event, as rare as any false alarm.
     """
     r = config.min_after
+    last = min(k - r + 1, c + BACKOUT_WITHIN)
+    if last <= c:
+        return None
     sign = 1.0 if test.after > test.before else -1.0
     mid = 0.5 * (test.before + test.after)
-    side = sign * (s.y - mid) < 0  # builds on the before side of the midpoint
-    a = c - s.index0
-    last = min(k - r + 1, c + BACKOUT_WITHIN) - s.index0
-    for aj in range(a + 1, last + 1):
-        if side[aj:aj + r].all():
-            back = _test_at(s, c, aj + s.index0, noise, hi_excl=aj + s.index0 + r)
-            return aj + s.index0 if back.z * sign <= -zc else None
+    # builds c+1 .. last+r-1 (the only ones a run can use) on the before side of the midpoint
+    side = sign * (s.y[c + 1 - s.index0:last + r - s.index0] - mid) < 0
+    for j in range(last - c):
+        if side[j:j + r].all():
+            at = c + 1 + j
+            back = _test_at(s, c, at, noise, hi_excl=at + r)
+            return at if back.z * sign <= -zc else None
     return None
 
 
