@@ -99,7 +99,8 @@ class OnlineDetector:
         fields = bulk_point_fields(points[-det._keep:], kind)
         if fields:
             det._vals, det._cnts, det._tots, det._wvs = (list(col) for col in zip(*fields, strict=True))
-            det._logs = [_log(v) for v in det._vals]
+            # inline, the rule of _append: a function call per stored build costs ~0.4 ms per 150-metric build
+            det._logs = [math.log(v) if v > 0 else math.nan for v in det._vals]
         det.index = start_index + len(points) - 1
         live = sorted((cp for cp in change_points if not cp.withdrawn), key=lambda cp: cp.index)
         confirmed = [cp for cp in live if cp.confirmed]
@@ -140,7 +141,7 @@ class OnlineDetector:
         self._vals.append(v)
         self._cnts.append(c)
         self._tots.append(t)
-        self._logs.append(_log(v))
+        self._logs.append(math.log(v) if v > 0 else math.nan)
         if len(self._vals) > self._keep:
             del self._vals[0], self._cnts[0], self._tots[0], self._logs[0], self._wvs[0]
 
@@ -327,11 +328,6 @@ class _Block:
     mode: str
     log: bool
     limits: tuple[float, ...]
-
-
-def _log(v: float) -> float:
-    """The log of a build value the quick screen reads (NaN where a window must stay on the linear scale)."""
-    return math.log(v) if v > 0 else math.nan
 
 
 def _quick_se(m: int, nb: int, noise: Noise) -> float:
