@@ -143,8 +143,12 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
     Bit-identical, so a resumed detector takes exactly the streaming one's decisions: both read the runs as
     float64, their sorts agree bit for bit (stable where a zero could be -0.0), and ``cumsum`` adds left to
     right as ``point_fields``' ``reduce`` does (numpy's ``sum`` may add in another order)."""
+    nan = math.nan
+    if kind not in SAMPLED_KINDS:  # point_fields inline: a call per build is most of the cost here
+        return [(float(p.value), nan, nan, nan) if p.count is None
+                else (float(p.value), float(p.count), float(p.total), nan) for p in points]
     out = [point_fields(p, kind) if p.count is not None or p.samples is None or len(p.samples) < 5
-           or kind not in SAMPLED_KINDS else None for p in points]
+           else None for p in points]
     groups: dict[int, list[int]] = {}
     for i, f in enumerate(out):
         if f is None:
@@ -166,8 +170,7 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
             mm = mean * mean
             # the same IEEE operations in the same order as point_fields; fmax, like max(0.0, x), drops a NaN
             w = np.fmax(0.0, (ss - k * mean * mean) / (k - 1)) * trimmed_mean_variance_factor(n) / mm
-        w[(mean <= 0) | ~(mm > 0)] = math.nan
-        nan = math.nan
+        w[(mean <= 0) | ~(mm > 0)] = nan
         for i, m, wi in zip(idx, mean.tolist(), w.tolist(), strict=True):
             out[i] = (m, nan, nan, wi)
     return out  # type: ignore[return-value]

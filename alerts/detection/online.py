@@ -72,7 +72,7 @@ class OnlineDetector:
         self._vals: list[float] = []
         self._cnts: list[float] = []
         self._tots: list[float] = []
-        self._logs: list[float] = []
+        self._logs: list[float] = []  # log values of the last QUICK_M builds: all the quick screen reads
         self._wvs: list[float] = []
         self._noise_at = -1
         self._noise: Noise | None = None
@@ -100,7 +100,7 @@ class OnlineDetector:
         if fields:
             det._vals, det._cnts, det._tots, det._wvs = (list(col) for col in zip(*fields, strict=True))
             # inline, the rule of _append: a function call per stored build costs ~0.4 ms per 150-metric build
-            det._logs = [math.log(v) if v > 0 else math.nan for v in det._vals]
+            det._logs = [math.log(v) if v > 0 else math.nan for v in det._vals[-QUICK_M:]]
         det.index = start_index + len(points) - 1
         live = sorted((cp for cp in change_points if not cp.withdrawn), key=lambda cp: cp.index)
         confirmed = [cp for cp in live if cp.confirmed]
@@ -142,8 +142,10 @@ class OnlineDetector:
         self._cnts.append(c)
         self._tots.append(t)
         self._logs.append(math.log(v) if v > 0 else math.nan)
+        if len(self._logs) > QUICK_M:
+            del self._logs[0]
         if len(self._vals) > self._keep:
-            del self._vals[0], self._cnts[0], self._tots[0], self._logs[0], self._wvs[0]
+            del self._vals[0], self._cnts[0], self._tots[0], self._wvs[0]
 
     def _block_for(self) -> _Block | None:
         """Frozen per-block summary (noise, reference level of the segment) used by the quick screen."""
