@@ -1,0 +1,59 @@
+"""The worker on a real series (one value a push, no runs) with a backed-out change: same alerts as streaming."""
+
+from __future__ import annotations
+
+import pytest
+
+from alerts.models import Alert
+from tests.detection.helpers import pdfpaint_quiet
+from tests.factories import native_body
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+#: metric -> (excursion, its length, first build of the real step after the backout, the step)
+CASES = {
+    "pageload.excursion_up": (0.15, 4, 67, 0.15),
+    "pageload.excursion_down": (-0.15, 3, 66, 0.15),
+    "pageload.quiet": (0.0, 0, 10_000, 0.0),
+}
+
+
+def _value(metric: str, i: int, v: float) -> float:
+    exc, length, step, rel = CASES[metric]
+    if 60 <= i < 60 + length:
+        v *= 1 + exc
+    if i >= step:
+        v *= 1 + rel
+    return round(v, 3)
+
+
+@pytest.mark.parametrize("late", [(), (62, 68)], ids=["in order", "two builds late"])
+def test_it_stores_the_excursion_and_the_step_after_it_as_the_streaming_detector_reports_them(upload, late):
+    # The real quiet pdfpaint excerpt (120 pushes) with a change landed at build 60 and backed out a few builds
+    # later, then a real +15% step: the worker, which resumes from stored windows build after build, must store
+    # what `perfplatform detect --online` reports (tests/detection/test_real_cases.py pins that report), also
+    # when builds inside the excursion and the step arrive after the rest (the worker replays from there).
+    from alerts.analysis import to_point
+    from alerts.detection import detect_online
+    from metrics.history import recent_points
+    from metrics.models import Series
+
+    levels = pdfpaint_quiet()
+    order = [i for i in range(len(levels)) if i not in late] + list(late)
+    for i in order:
+        metrics = [{"name": m, "kind": "time", "unit": "ms", "value": _value(m, i, levels[i])} for m in CASES]
+        r = upload(native_body(i, metrics=metrics))
+        assert r.status_code == 201, r.content
+    for s in Series.objects.select_related("metric"):
+        pts = recent_points([s.pk], limit=10_000)[s.pk]
+        assert len(pts) == len(levels)
+        expected = detect_online([to_point(p, "time") for p in pts], kind="time")
+        want = sorted((pts[cp.index].build_ext_id, cp.direction, cp.withdrawn) for cp in expected)
+        got = sorted((a.build.ext_id, a.direction, a.detection == Alert.Detection.WITHDRAWN)
+                     for a in Alert.objects.filter(series=s).select_related("build"))
+        assert got == want, s.metric.name
+        _, _, step, rel = CASES[s.metric.name]
+        live = [(b, d) for b, d, withdrawn in got if not withdrawn]
+        assert live == ([(str(step), "regression")] if rel else []), s.metric.name
+        if rel:
+            assert ("60", "regression" if CASES[s.metric.name][0] > 0 else "improvement", True) in got
