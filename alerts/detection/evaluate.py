@@ -7,6 +7,7 @@ lets the stateless worker replay a window (see :meth:`OnlineDetector.resume`).
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -138,15 +139,21 @@ def point_fields(p: Point, kind: str = "other") -> tuple[float, float, float, fl
 
 def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tuple[float, float, float, float]]:
     """``[point_fields(p, kind) for p in points]``, bit for bit, with the trimmed means of runs computed with
-    numpy per group of builds with the same number of runs (resuming a detector reads ~100 stored builds).
+    numpy per group of builds with the same number of runs (resuming a detector reads ~100 stored builds,
+    usually all with one number of runs, or none).
 
     Bit-identical, so a resumed detector takes exactly the streaming one's decisions: both read the runs as
     float64, their sorts agree bit for bit (stable where a zero could be -0.0), and ``cumsum`` adds left to
     right as ``point_fields``' ``reduce`` does (numpy's ``sum`` may add in another order)."""
     nan = math.nan
-    if kind not in SAMPLED_KINDS:  # point_fields inline: a call per build is most of the cost here
+    sizes = ({len(p.samples) if p.samples is not None and p.count is None else 0 for p in points}
+             if kind in SAMPLED_KINDS else {0})
+    if max(sizes, default=0) < 5:  # no runs to trim: point_fields inline (a call per build costs more here)
         return [(float(p.value), nan, nan, nan) if p.count is None
                 else (float(p.value), float(p.count), float(p.total), nan) for p in points]
+    if len(sizes) == 1 and len(points) >= 4:  # every build with the same number of runs
+        mean, w = _trimmed_means([p.samples for p in points], sizes.pop())
+        return list(zip(mean, itertools.repeat(nan), itertools.repeat(nan), w, strict=False))
     out = [point_fields(p, kind) if p.count is not None or p.samples is None or len(p.samples) < 5
            else None for p in points]
     groups: dict[int, list[int]] = {}
@@ -158,22 +165,28 @@ def bulk_point_fields(points: Sequence[Point], kind: str = "other") -> list[tupl
             for i in idx:
                 out[i] = point_fields(points[i], kind)
             continue
-        g = -(-n // 5)
-        k = n - 2 * g
-        runs = np.array([points[i].samples for i in idx], dtype=float)
-        # Equal floats have equal bits, except 0.0 and -0.0: with a zero among the runs, sort stably as Python's
-        # sorted does, so the two keep their order in both (the default sort is faster and may swap them).
-        mid = np.sort(runs, axis=1, kind="stable" if (runs == 0).any() else None)[:, g:n - g]
-        with np.errstate(all="ignore"):  # runs of ~1e200 overflow as in point_fields; NaN/inf handled below
-            mean = np.cumsum(mid, axis=1)[:, -1] / k
-            ss = np.cumsum(mid * mid, axis=1)[:, -1]
-            mm = mean * mean
-            # the same IEEE operations in the same order as point_fields; fmax, like max(0.0, x), drops a NaN
-            w = np.fmax(0.0, (ss - k * mean * mean) / (k - 1)) * trimmed_mean_variance_factor(n) / mm
-        w[(mean <= 0) | ~(mm > 0)] = nan
-        for i, m, wi in zip(idx, mean.tolist(), w.tolist(), strict=True):
+        mean, w = _trimmed_means([points[i].samples for i in idx], n)
+        for i, m, wi in zip(idx, mean, w, strict=True):
             out[i] = (m, nan, nan, wi)
     return out  # type: ignore[return-value]
+
+
+def _trimmed_means(runs: Sequence[Sequence[float]], n: int) -> tuple[list[float], list[float]]:
+    """Trimmed means and log-scale variances (``point_fields``' last field) of builds with ``n`` runs each."""
+    g = -(-n // 5)
+    k = n - 2 * g
+    arr = np.array(runs, dtype=float)
+    # Equal floats have equal bits, except 0.0 and -0.0: with a zero among the runs, sort stably as Python's
+    # sorted does, so the two keep their order in both (the default sort is faster and may swap them).
+    mid = np.sort(arr, axis=1, kind="stable" if (arr == 0).any() else None)[:, g:n - g]
+    with np.errstate(all="ignore"):  # runs of ~1e200 overflow as in point_fields; NaN/inf handled below
+        mean = np.cumsum(mid, axis=1)[:, -1] / k
+        ss = np.cumsum(mid * mid, axis=1)[:, -1]
+        mm = mean * mean
+        # the same IEEE operations in the same order as point_fields; fmax, like max(0.0, x), drops a NaN
+        w = np.fmax(0.0, (ss - k * mean * mean) / (k - 1)) * trimmed_mean_variance_factor(n) / mm
+    w[(mean <= 0) | ~(mm > 0)] = math.nan
+    return mean.tolist(), w.tolist()
 
 
 def series_noise(s: Series) -> Noise:

@@ -135,8 +135,13 @@ def test_it_reads_stored_builds_in_bulk_exactly_as_one_by_one(runs, kind, as_typ
     # and signed zeros in every order (numpy's default sort put -0.0 before 0.0 where sorted() kept them)
     pts += [Point(0.0, z) for z in ((0.0, 0.0, 0.0, 0.0, -0.0, -0.0), (-0.0, 0.0, -0.0, 0.0, 0.0, -0.0))
             for _ in range(4)]
-    want = [point_fields(p, kind) for p in pts]
-    got = bulk_point_fields(pts, kind)
-    assert len(got) == len(want)
-    for a, b in zip(got, want, strict=True):
-        assert all(bits(x) == bits(y) or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b, strict=True)), (a, b)
+    # the whole mix, then the builds of each number of runs alone (a window where every build has as many
+    # runs takes the one-array path)
+    for part in [pts] + [[p for p in pts if p.samples is not None and len(p.samples) == n]
+                         for n in {len(p.samples) for p in pts if p.samples is not None}]:
+        want = [point_fields(p, kind) for p in part]
+        got = bulk_point_fields(part, kind)
+        assert len(got) == len(want)
+        for a, b in zip(got, want, strict=True):
+            assert all(bits(x) == bits(y) or (math.isnan(x) and math.isnan(y))
+                       for x, y in zip(a, b, strict=True)), (a, b)
