@@ -30,6 +30,7 @@ from .statistics import (
     rate_shift_test,
     shift_test,
     step_test,
+    trim_absorbs_shifts,
     trimmed_mean_variance_factor,
 )
 
@@ -189,7 +190,9 @@ def _trimmed_means(runs: Sequence[Sequence[float]], n: int) -> tuple[list[float]
     return mean.tolist(), w.tolist()
 
 
-def series_noise(s: Series) -> Noise:
+def series_noise(s: Series, cuts: Sequence[int] = ()) -> Noise:
+    """Noise of the window ``s``; ``cuts`` (absolute indices of builds where the level may change) are passed
+    to ``estimate_noise`` for level windows."""
     if s.mode == "rate":
         return estimate_rate_noise(s.y, 1.0 / (s.counts + 0.5))
     if s.mode == "step":
@@ -199,7 +202,7 @@ def series_noise(s: Series) -> Noise:
         w = s.within[~np.isnan(s.within)]
         if w.size >= max(3, s.y.size // 2):
             within = fast_median(w)
-    return estimate_noise(s.y, within)
+    return estimate_noise(s.y, within, [c - s.index0 for c in cuts if s.index0 < c <= s.end])
 
 
 @dataclass(slots=True)
@@ -271,7 +274,12 @@ def passes_gates(test: ShiftTest, s: Series, kind: str, config: DetectorConfig, 
 
 def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
              noise: Noise | None = None) -> Candidate | None:
-    """Look for a new shift in the current segment ``max(seg_start, index0)..end`` of the window."""
+    """Look for a new shift in the current segment ``max(seg_start, index0)..end`` of the window.
+
+    ``noise`` is the window's (the online detector's per-block estimate); in a level window too short for the
+    trim to absorb the differences that span the located culprit and the segment's start
+    (``statistics.trim_absorbs_shifts``), the noise is estimated again without them and the culprit located
+    again with it."""
     k = s.end
     seg_lo = max(seg_start, s.index0)
     n = k - seg_lo + 1
@@ -293,6 +301,14 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     n_cand = hi - lo + 1
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
     best, score, scores = locate(s, seg_lo, lo, hi, noise)
+    if s.mode == "level":
+        # In a short window the shift being located (and the segment's start) inflate the window's noise
+        # estimate, and hide themselves: estimate it without the differences that span them.
+        cuts = (best,) if seg_lo <= s.index0 else (seg_lo, best)
+        if not trim_absorbs_shifts(s.y.size, len(cuts)):
+            noise = series_noise(s, cuts)
+            zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
+            best, score, scores = locate(s, seg_lo, lo, hi, noise)
     if abs(score) < 0.6 * zc:
         return None
     test = _test_at(s, seg_lo, best, noise)

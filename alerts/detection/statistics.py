@@ -28,6 +28,7 @@ candidate culprits, using a Student t reference for the uncertainty of the estim
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -196,7 +197,7 @@ def ar1_from_ratio(r: float) -> float:
     return rho
 
 
-def estimate_noise(y: np.ndarray, within: float | None = None) -> Noise:
+def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[int] = ()) -> Noise:
     """Robust noise of a level series that may contain a few level shifts and outliers.
 
     Model: ``e_k = r_k + w_k`` with ``w_k`` independent sampling noise of the build value (variance ``W``,
@@ -207,13 +208,20 @@ def estimate_noise(y: np.ndarray, within: float | None = None) -> Noise:
     Differences are used (not deviations from a level) so that the level shifts we look for do not inflate
     the noise; the trimming makes it insensitive to flaky builds and bimodal slow runs. The within-build
     spread alone (``W``) understates the noise whenever tau^2 > 0, which is why both are modelled.
+
+    A shift leaves one large lag-1 difference but four large lag-4 ones, which the 10% trim absorbs only in
+    windows of 35+ builds: in a shorter one the shift inflates ``s4``, so rho (up to its 0.8 cap) and the
+    variance of every contrast, and hides itself. ``cuts`` (window positions where a level may change) drop
+    the differences that span them (``y[i + l] - y[i]`` with ``i < c <= i + l``, both lags, so that each
+    scale trims ordinary differences only).
     """
     n = y.size
     if n < 3:
         return Noise(0.0, 0.0, 1.0)
-    s1 = trimmed_scale(y[1:] - y[:-1]) / math.sqrt(2)
-    s4 = trimmed_scale(y[4:] - y[:-4]) / math.sqrt(2) if n >= 12 else s1
-    df = max(1.0, 0.8 * (n - 1))
+    d1 = _lag_diffs(y, 1, cuts)
+    s1 = trimmed_scale(d1) / math.sqrt(2)
+    s4 = trimmed_scale(_lag_diffs(y, 4, cuts)) / math.sqrt(2) if n >= 12 else s1
+    df = max(1.0, 0.8 * d1.size)
     v1, v4 = s1 * s1, s4 * s4
     w = min(within, v1) if within is not None and within > 0 else 0.0
     a1, a4 = v1 - w, v4 - w
@@ -223,6 +231,25 @@ def estimate_noise(y: np.ndarray, within: float | None = None) -> Noise:
     tau2 = max(a1, a4 / (1 - rho**4))
     sigma2 = w + tau2
     return Noise(sigma=math.sqrt(sigma2), rho=rho, df=df, ar_share=tau2 / sigma2)
+
+
+def _lag_diffs(y: np.ndarray, lag: int, cuts: Sequence[int]) -> np.ndarray:
+    """``y[i + lag] - y[i]`` for every ``i`` whose pair does not span a cut (``i < c <= i + lag``); all of them
+    when fewer than two would be left."""
+    d = y[lag:] - y[:-lag]
+    if not cuts:
+        return d
+    keep = np.ones(d.size, dtype=bool)
+    for c in cuts:
+        keep[max(0, c - lag):max(0, min(c, d.size))] = False
+    return d[keep] if np.count_nonzero(keep) >= 2 else d
+
+
+def trim_absorbs_shifts(n: int, shifts: int) -> bool:
+    """Whether the trim of ``trimmed_scale`` on the lag-4 differences of an ``n``-build window drops at least
+    the four that each of ``shifts`` level shifts spans (true from 35 builds for one shift, 75 for two)."""
+    m = n - 4
+    return m - max(1, int(m * 0.9)) >= 4 * shifts
 
 
 def noise_contrast(noise: Noise, n_after: int, n_before: int) -> float:
