@@ -48,12 +48,20 @@ def test_it_stores_the_excursion_and_the_step_after_it_as_the_streaming_detector
         pts = recent_points([s.pk], limit=10_000)[s.pk]
         assert len(pts) == len(levels)
         expected = detect_online([to_point(p, "time") for p in pts], kind="time")
-        want = sorted((pts[cp.index].build_ext_id, cp.direction, cp.withdrawn) for cp in expected)
-        got = sorted((a.build.ext_id, a.direction, a.detection == Alert.Detection.WITHDRAWN)
+        want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed))
+                      for cp in expected)
+        got = sorted((a.build.ext_id, a.direction, a.detection)
                      for a in Alert.objects.filter(series=s).select_related("build"))
         assert got == want, s.metric.name
         _, _, step, rel = CASES[s.metric.name]
-        live = [(b, d) for b, d, withdrawn in got if not withdrawn]
-        assert live == ([(str(step), "regression")] if rel else []), s.metric.name
+        live = [(b, d, state) for b, d, state in got if state != Alert.Detection.WITHDRAWN]
+        assert live == ([(str(step), "regression", Alert.Detection.CONFIRMED)] if rel else []), s.metric.name
         if rel:
-            assert ("60", "regression" if CASES[s.metric.name][0] > 0 else "improvement", True) in got
+            exc = "regression" if CASES[s.metric.name][0] > 0 else "improvement"
+            assert ("60", exc, Alert.Detection.WITHDRAWN) in got
+
+
+def _state(withdrawn: bool, confirmed: bool) -> str:
+    if withdrawn:
+        return Alert.Detection.WITHDRAWN
+    return Alert.Detection.CONFIRMED if confirmed else Alert.Detection.OPEN

@@ -184,10 +184,24 @@ def _trimmed_means(runs: Sequence[Sequence[float]], n: int) -> tuple[list[float]
         mean = np.cumsum(mid, axis=1)[:, -1] / k
         ss = np.cumsum(mid * mid, axis=1)[:, -1]
         mm = mean * mean
-        # the same IEEE operations in the same order as point_fields; fmax, like max(0.0, x), drops a NaN
-        w = np.fmax(0.0, (ss - k * mean * mean) / (k - 1)) * trimmed_mean_variance_factor(n) / mm
+        # the same IEEE operations in the same order as point_fields; max(0.0, x) is x only when x > 0.0 (a NaN
+        # or -0.0 gives 0.0), which np.fmax is not (it keeps -0.0)
+        v = (ss - k * mean * mean) / (k - 1)
+        w = np.where(v > 0.0, v, 0.0) * trimmed_mean_variance_factor(n) / mm
     w[(mean <= 0) | ~(mm > 0)] = math.nan
     return mean.tolist(), w.tolist()
+
+
+def short_window_noise(s: Series, noise: Noise, cuts: Sequence[int | None]) -> Noise:
+    """``noise``, or, in a level window of under 35 builds (too short for the trim to absorb the four lag-4
+    differences one shift spans: ``statistics.trim_absorbs_shifts``), the window's noise estimated without the
+    differences that span ``cuts`` (absolute indices: the segment's start, the located culprit, the end of the
+    tested builds): there the shift being tested inflates the estimate and hides itself. Longer windows keep
+    their estimate, also when they hold the last confirmed change too (cutting both up to 75 builds found the
+    extents of a slow drift faster than its later builds settled them, and left its tail to a late alert)."""
+    if s.mode != "level" or trim_absorbs_shifts(s.y.size, 1):
+        return noise
+    return series_noise(s, [c for c in cuts if c is not None and s.index0 < c <= s.end])
 
 
 def series_noise(s: Series, cuts: Sequence[int] = ()) -> Noise:
@@ -276,10 +290,9 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
              noise: Noise | None = None) -> Candidate | None:
     """Look for a new shift in the current segment ``max(seg_start, index0)..end`` of the window.
 
-    ``noise`` is the window's (the online detector's per-block estimate); in a level window too short for the
-    trim to absorb the differences that span the located culprit and the segment's start
-    (``statistics.trim_absorbs_shifts``), the noise is estimated again without them and the culprit located
-    again with it."""
+    ``noise`` is the window's (the online detector's per-block estimate); in a short level window the noise is
+    estimated again without the differences that span the located culprit and the segment's start
+    (``short_window_noise``) and the culprit located again with it."""
     k = s.end
     seg_lo = max(seg_start, s.index0)
     n = k - seg_lo + 1
@@ -301,14 +314,11 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     n_cand = hi - lo + 1
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
     best, score, scores = locate(s, seg_lo, lo, hi, noise)
-    if s.mode == "level":
-        # In a short window the shift being located (and the segment's start) inflate the window's noise
-        # estimate, and hide themselves: estimate it without the differences that span them.
-        cuts = (best,) if seg_lo <= s.index0 else (seg_lo, best)
-        if not trim_absorbs_shifts(s.y.size, len(cuts)):
-            noise = series_noise(s, cuts)
-            zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
-            best, score, scores = locate(s, seg_lo, lo, hi, noise)
+    own = short_window_noise(s, noise, (seg_lo, best))
+    if own is not noise:
+        noise = own
+        zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
+        best, score, scores = locate(s, seg_lo, lo, hi, noise)
     if abs(score) < 0.6 * zc:
         return None
     test = _test_at(s, seg_lo, best, noise)
@@ -404,7 +414,7 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
         best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
         test = _test_at(s, seg_lo, best, noise, hi_excl)
     cand = _candidate(lo, best, scores, test, zc, n_cand, noise)
-    if test.z * sign < Z_WITHDRAW:
+    if test.z * sign < Z_WITHDRAW and not _held_without_span(s, seg_lo, best, noise, sign, hi_excl):
         return "withdraw", None
     m = k - best + 1
     hold = confirm_hold(cp.detected_at - cp.index + 1)
@@ -423,6 +433,16 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     if m >= config.max_after:
         return "withdraw", None
     return "keep", cand
+
+
+def _held_without_span(s: Series, seg_lo: int, best: int, noise: Noise, sign: int, hi_excl: int | None) -> bool:
+    """Whether an open level change still holds (one-sided z >= ``Z_WITHDRAW``) with the noise estimated
+    without the differences spanning it, in a window too short for the trim to absorb them: the estimate
+    ``scan_new`` raised it with. The window's own estimate, which the change inflates there, confirms it
+    (the stricter judgement); it must not withdraw what the change itself hid (a raise, a withdrawal and the
+    same raise again a few builds on)."""
+    own = short_window_noise(s, noise, (seg_lo, best, hi_excl))
+    return own is not noise and _test_at(s, seg_lo, best, own, hi_excl).z * sign >= Z_WITHDRAW
 
 
 def _review_step(s: Series, seg_lo: int, cp: ChangePoint, kind: str, config: DetectorConfig, k: int,

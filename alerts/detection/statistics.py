@@ -218,9 +218,11 @@ def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[in
     n = y.size
     if n < 3:
         return Noise(0.0, 0.0, 1.0)
-    d1 = _lag_diffs(y, 1, cuts)
+    d1, d4 = _lag_diffs(y, 1, cuts), _lag_diffs(y, 4, cuts) if n >= 12 else None
+    if d1 is None or (n >= 12 and d4 is None):  # too few differences left: cut neither lag
+        d1, d4 = y[1:] - y[:-1], y[4:] - y[:-4] if n >= 12 else None
     s1 = trimmed_scale(d1) / math.sqrt(2)
-    s4 = trimmed_scale(_lag_diffs(y, 4, cuts)) / math.sqrt(2) if n >= 12 else s1
+    s4 = trimmed_scale(d4) / math.sqrt(2) if d4 is not None else s1
     df = max(1.0, 0.8 * d1.size)
     v1, v4 = s1 * s1, s4 * s4
     w = min(within, v1) if within is not None and within > 0 else 0.0
@@ -233,16 +235,16 @@ def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[in
     return Noise(sigma=math.sqrt(sigma2), rho=rho, df=df, ar_share=tau2 / sigma2)
 
 
-def _lag_diffs(y: np.ndarray, lag: int, cuts: Sequence[int]) -> np.ndarray:
-    """``y[i + lag] - y[i]`` for every ``i`` whose pair does not span a cut (``i < c <= i + lag``); all of them
-    when fewer than two would be left."""
+def _lag_diffs(y: np.ndarray, lag: int, cuts: Sequence[int]) -> np.ndarray | None:
+    """``y[i + lag] - y[i]`` for every ``i`` whose pair does not span a cut (``i < c <= i + lag``); None when
+    fewer than two would be left."""
     d = y[lag:] - y[:-lag]
     if not cuts:
         return d
     keep = np.ones(d.size, dtype=bool)
     for c in cuts:
         keep[max(0, c - lag):max(0, min(c, d.size))] = False
-    return d[keep] if np.count_nonzero(keep) >= 2 else d
+    return d[keep] if np.count_nonzero(keep) >= 2 else None
 
 
 def trim_absorbs_shifts(n: int, shifts: int) -> bool:

@@ -135,6 +135,9 @@ def test_it_reads_stored_builds_in_bulk_exactly_as_one_by_one(runs, kind, as_typ
     # and signed zeros in every order (numpy's default sort put -0.0 before 0.0 where sorted() kept them)
     pts += [Point(0.0, z) for z in ((0.0, 0.0, 0.0, 0.0, -0.0, -0.0), (-0.0, 0.0, -0.0, 0.0, 0.0, -0.0))
             for _ in range(4)]
+    # equal runs so small that the variance's last subtraction gives -0.0 (np.fmax kept it, max(0.0, x) not)
+    tiny = 5.174307433546244e-156
+    pts += [Point(tiny, (tiny,) * 10) for _ in range(4)]
     # the whole mix, then the builds of each number of runs alone (a window where every build has as many
     # runs takes the one-array path)
     for part in [pts] + [[p for p in pts if p.samples is not None and len(p.samples) == n]

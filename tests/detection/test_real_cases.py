@@ -296,7 +296,7 @@ def _tigerbeetle() -> list[float]:
 
 def test_it_finds_a_step_early_in_a_short_history_at_once():
     # Apache Otava's real TigerBeetle series (higher is better) drops 12% at build 15, after one anomalous build
-    # at 10. With 16-40 builds of history the window's four lag-4 differences across the drop outnumbered the
+    # at 10. With under 35 builds of history the window's four lag-4 differences across the drop outnumbered the
     # 10% trim, so the noise estimate took the drop for autocorrelation (rho at its 0.8 cap, sigma x3) and the
     # drop was alerted 33 builds late. Estimated without the differences spanning the located culprit, it is
     # alerted 4 builds after it, online and in hindsight alike.

@@ -206,3 +206,15 @@ def test_sustained_needs_the_run_to_be_rarer_than_the_history_makes_it():
     assert is_sustained(np.ones(7), 0.5, True, bimodal)  # seven of seven: 2.1e-5
     assert is_sustained(after, 0.5, True)  # without a history: the all-beyond rule alone
     assert not is_sustained(-after, -0.5, False, -bimodal)  # the same, downwards
+
+
+def test_it_cuts_both_lags_or_neither():
+    # Cuts that leave fewer than two lag-4 differences (12 builds cut at 4 and 8) fall back to every
+    # difference of both lags: cutting lag 1 alone would bias rho upwards, more than no cut at all.
+    from alerts.detection.statistics import estimate_noise
+
+    rng = np.random.default_rng(3)
+    y = rng.normal(0, 1, 12)
+    assert estimate_noise(y, cuts=[4, 8]) == estimate_noise(y)
+    assert estimate_noise(y[:10], cuts=[5]) != estimate_noise(y[:10])  # short windows cut lag 1 only
+    assert estimate_noise(np.arange(20.0) % 3, cuts=[100, -5]) == estimate_noise(np.arange(20.0) % 3)
