@@ -300,13 +300,18 @@ def test_it_finds_a_step_early_in_a_short_history_at_once():
     # 10% trim, so the noise estimate took the drop for autocorrelation (rho at its 0.8 cap, sigma x3) and the
     # drop was alerted 33 builds late. Estimated without the differences spanning the located culprit, it is
     # alerted 4 builds after it, online and in hindsight alike.
-    values = _tigerbeetle()[:60]
-    pts = [Point(v) for v in values]
+    values = _tigerbeetle()
+    pts = [Point(v) for v in values[:60]]
     for cps in (detect_online(pts, kind="score", lower_is_better=False),
                 detect_hindsight(pts, kind="score", lower_is_better=False)):
         live = [c for c in cps if not c.withdrawn]
         assert [(c.index, c.direction) for c in live] == [(15, "regression")], cps
         assert live[0].detected_at - 15 <= 5, live[0]
+    # Its +20% step at 71 is alerted after it, at its own culprit: cutting a window that holds the drop too (35-74
+    # builds) raised a +3% change at 61 on build 64 and refined it onto the step at 71, seven builds early.
+    full = detect_online([Point(v) for v in values], kind="score", lower_is_better=False)
+    step = [c for c in full if c.index == 71 and not c.withdrawn]
+    assert step and step[0].direction == "improvement" and 71 <= step[0].detected_at <= 76, full
 
 
 def test_it_estimates_the_noise_of_a_short_window_without_the_step_in_it():
