@@ -201,12 +201,12 @@ def short_window_noise(s: Series, noise: Noise, cuts: Sequence[int | None]) -> N
     extents of a slow drift faster than its later builds settled them, and left its tail to a late alert)."""
     if s.mode != "level" or trim_absorbs_shifts(s.y.size, 1):
         return noise
-    return series_noise(s, [c for c in cuts if c is not None and s.index0 < c <= s.end])
+    return series_noise(s, [c for c in cuts if c is not None])
 
 
 def series_noise(s: Series, cuts: Sequence[int] = ()) -> Noise:
-    """Noise of the window ``s``; ``cuts`` (absolute indices of builds where the level may change) are passed
-    to ``estimate_noise`` for level windows."""
+    """Noise of the window ``s``; ``cuts`` (absolute indices of builds where the level may change) inside the
+    window are passed to ``estimate_noise`` for level windows."""
     if s.mode == "rate":
         return estimate_rate_noise(s.y, 1.0 / (s.counts + 0.5))
     if s.mode == "step":

@@ -220,7 +220,7 @@ def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[in
         return Noise(0.0, 0.0, 1.0)
     d1, d4 = _lag_diffs(y, 1, cuts), _lag_diffs(y, 4, cuts) if n >= 12 else None
     if d1 is None or (n >= 12 and d4 is None):  # too few differences left: cut neither lag
-        d1, d4 = y[1:] - y[:-1], y[4:] - y[:-4] if n >= 12 else None
+        d1, d4 = _lag_diffs(y, 1, ()), _lag_diffs(y, 4, ()) if n >= 12 else None
     s1 = trimmed_scale(d1) / math.sqrt(2)
     s4 = trimmed_scale(d4) / math.sqrt(2) if d4 is not None else s1
     df = max(1.0, 0.8 * d1.size)
