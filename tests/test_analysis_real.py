@@ -65,3 +65,30 @@ def _state(withdrawn: bool, confirmed: bool) -> str:
     if withdrawn:
         return Alert.Detection.WITHDRAWN
     return Alert.Detection.CONFIRMED if confirmed else Alert.Detection.OPEN
+
+
+@pytest.mark.parametrize("late", [(), (64, 68)], ids=["in order", "two builds late"])
+def test_it_stores_an_alert_withdrawn_for_a_later_change_as_the_streaming_detector_does(upload, late):
+    # +6% at build 60, raised on 66, and +20% at 67: the review would move the open alert onto 67, a build it had
+    # not seen when raised; the detector withdraws it and raises the step at its own culprit. The worker must
+    # store both as streaming reports them, also when builds around them arrive late.
+    from alerts.analysis import to_point
+    from alerts.detection import detect_online
+    from metrics.history import recent_points
+    from metrics.models import Series
+
+    levels = pdfpaint_quiet()
+    values = [round(v * (1.06 if i >= 60 else 1.0) * (1.2 if i >= 67 else 1.0), 3) for i, v in enumerate(levels)]
+    order = [i for i in range(len(values)) if i not in late] + list(late)
+    for i in order:
+        r = upload(native_body(i, metrics=[{"name": "pageload.two_steps", "kind": "time", "unit": "ms",
+                                            "value": values[i]}]))
+        assert r.status_code == 201, r.content
+    s = Series.objects.get()
+    pts = recent_points([s.pk], limit=10_000)[s.pk]
+    expected = detect_online([to_point(p, "time") for p in pts], kind="time")
+    want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed)) for cp in expected)
+    got = sorted((a.build.ext_id, a.direction, a.detection)
+                 for a in Alert.objects.filter(series=s).select_related("build"))
+    assert got == want
+    assert got == [("60", "regression", Alert.Detection.WITHDRAWN), ("67", "regression", Alert.Detection.CONFIRMED)]

@@ -256,13 +256,16 @@ class OnlineDetector:
         assert cp is not None
         verdict, cand = review_open(s, self._open_prev_start, cp, self.kind, self.config, noise=noise)
         if verdict == "withdraw":
-            cp.withdrawn = True
-            self.open = None
-            self.segment_start = self._open_prev_start
-            return [Event("withdrawn", dataclasses.replace(cp), self.index)]
+            return self._withdraw(cp)
         if cand is None:
             return []
         new = to_change_point(cand, s, self.lower_is_better, cp.detected_at)
+        if new.index > cp.index and new.index >= cp.detected_at:
+            # Refined onto a build that had not arrived when the alert was raised: a later change came within the
+            # refine radius (an alert raised on build 65 for +3% at 61 became +20% at 71, reported six builds
+            # before its culprit). What the alert was raised for is not what the builds now show: withdraw it and
+            # scan anew, which raises the later change at its own culprit.
+            return self._withdraw(cp) + self._scan(s, noise)
         changed = new.index != cp.index or new.direction != cp.direction
         _update(cp, new)
         run = self._as_drift(cp)
@@ -276,6 +279,12 @@ class OnlineDetector:
                 events += self._scan(s, noise)
             return events
         return [Event("refined", dataclasses.replace(cp), self.index)] if changed else []
+
+    def _withdraw(self, cp: ChangePoint) -> list[Event]:
+        cp.withdrawn = True
+        self.open = None
+        self.segment_start = self._open_prev_start
+        return [Event("withdrawn", dataclasses.replace(cp), self.index)]
 
     def _drift_gap(self) -> int:
         return 2 * self.config.confirm_after + self.config.min_before

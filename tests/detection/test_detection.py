@@ -154,10 +154,19 @@ def test_it_confirms_and_refines_an_alert_as_builds_arrive():
 def test_it_resumes_from_a_stored_window_with_the_same_decisions():
     rng = np.random.default_rng(8)
     pts = time_series(rng, 260, shifts={60: 0.07, 140: -0.05, 200: 0.1}, flaky={100: 0.3}, cv=0.06)
+    _assert_resumes_as_it_streams(pts, range(30, 259, 7))
+
+
+def _streamed_events(pts: list[Point]) -> list[list[tuple]]:
     ref = OnlineDetector("time")
-    ref_events = [[(e.type, e.change_point.index, e.change_point.rel_change) for e in ref.step(p)] for p in pts]
+    return [[(e.type, e.change_point.index, e.change_point.rel_change) for e in ref.step(p)] for p in pts]
+
+
+def _assert_resumes_as_it_streams(pts: list[Point], builds: range) -> None:
+    """A detector resumed from the stored window and alerts before build k takes streaming's decisions at k."""
+    ref_events = _streamed_events(pts)
     keep = DEFAULT.window + NOISE_EVERY
-    for k in range(30, 259, 7):
+    for k in builds:
         stream = OnlineDetector("time")
         for p in pts[:k]:
             stream.step(p)
@@ -236,3 +245,37 @@ def test_it_does_not_withdraw_an_early_step_that_hid_in_its_own_noise_estimate()
                     confirmed += ev.type == "confirmed"
     assert withdrawn <= 1
     assert confirmed >= 260
+
+
+def test_it_never_reports_a_change_before_it_happened():
+    # A small step and, 3-8 builds later, a large one in the same direction. The small one is raised; the review
+    # refined its culprit onto the large step, so the alert claimed to have seen, at the build it was raised, a
+    # change that came later (about half of these series). Refined onto a build it had not seen, the alert is
+    # withdrawn and the large step raised at its own culprit.
+    delays = []
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        at, gap = int(rng.integers(30, 70)), int(rng.integers(3, 9))
+        i = np.arange(110)
+        y = 100 * np.exp(rng.normal(0, 0.01, 110) + np.where(i >= at, np.log1p(rng.uniform(0.02, 0.05)), 0.0)
+                         + np.where(i >= at + gap, np.log1p(rng.uniform(0.08, 0.2)), 0.0))
+        cps = detect_online([Point(float(v)) for v in y], kind="time")
+        assert all(c.index < c.detected_at for c in cps), (seed, cps)
+        large = [c for c in cps if not c.withdrawn and abs(c.index - (at + gap)) <= 1]
+        assert len(large) == 1, (seed, at, gap, cps)
+        delays.append(large[0].detected_at - (at + gap))
+    assert np.median(delays) <= 3, delays
+
+
+def test_it_resumes_after_withdrawing_an_alert_refined_onto_a_later_change():
+    # Seed 0 of the test above: a small step at 64 raised on 67, a +20% step at 70; the alert at 64 is withdrawn
+    # on the build that would have moved it onto 70, and the step raised. A worker resuming from the stored alerts
+    # at any of these builds must take the same decisions.
+    rng = np.random.default_rng(0)
+    at, gap = int(rng.integers(30, 70)), int(rng.integers(3, 9))
+    i = np.arange(110)
+    y = 100 * np.exp(rng.normal(0, 0.01, 110) + np.where(i >= at, np.log1p(rng.uniform(0.02, 0.05)), 0.0)
+                     + np.where(i >= at + gap, np.log1p(rng.uniform(0.08, 0.2)), 0.0))
+    pts = [Point(float(v)) for v in y]
+    assert ("withdrawn", at) in [(t, c) for evs in _streamed_events(pts) for t, c, _ in evs]
+    _assert_resumes_as_it_streams(pts, range(at, at + gap + 12))
