@@ -1,23 +1,15 @@
 """TCPDBench's F1 and cover as bench/eval_tcpd.py computes them, and the TCPD files of bench/data/tcpd."""
 
-import importlib.util
 import json
 
 import pytest
 
+from tests.bench_scripts import load_bench_script
 from tests.live import ROOT
 
 DATA = ROOT / "bench" / "data" / "tcpd"
 
-
-def load_module():
-    spec = importlib.util.spec_from_file_location("eval_tcpd", ROOT / "bench" / "eval_tcpd.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ev = load_module()
+ev = load_bench_script("eval_tcpd")
 
 
 def test_a_perfect_prediction_scores_one():
