@@ -359,7 +359,10 @@ def _second_look(s: Series, seg_lo: int, best: int, noise: Noise, n_cand: int,
     A moderate shift does not make the extreme differences the trim drops: its four lag-4 differences raise the
     spread of the rest and read as autocorrelation (a real -5% step at build 28 with white noise before it:
     rho 0.2 -> 0.55 once it is in the window, alerted 36 builds late). The culprit is located, and an excursion
-    told from a step, on the window's own estimate as before; only the verdict takes the second estimate."""
+    told from a step, on the window's own estimate as before; only the verdict takes the second estimate. A
+    culprit whose next builds went back for ``min_after`` builds (``_return_run``), even where the window's
+    estimate found that return not significant, gets no second look: the estimate keeps the other shifts, and
+    an excursion withdrawn as such was raised again on it, stayed open and hid the step after it."""
     if not trim_absorbs_shifts(s.y.size, 1):
         return None
     own = short_window_noise(s, noise, (seg_lo, best))
@@ -367,7 +370,9 @@ def _second_look(s: Series, seg_lo: int, best: int, noise: Noise, n_cand: int,
         return None
     zc = critical_z(config.alpha, n_cand, own.df, config.sensitivity)
     test = _test_at(s, seg_lo, best, own)
-    return (test, own, zc) if abs(test.z) >= zc else None
+    if abs(test.z) < zc or _return_run(s, best, s.end, test, config) is not None:
+        return None
+    return test, own, zc
 
 
 def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: float,
@@ -383,6 +388,17 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
     segment as one level put a real step right after the backout on the excursion's culprit (or lost it).
     Under a lasting shift the run is at least a ``zc``-sd event, as rare as any false alarm.
     """
+    at = _return_run(s, c, k, test, config)
+    if at is None:
+        return None
+    back = _test_at(s, c, at, noise, hi_excl=at + config.min_after)
+    return at if back.z * (1.0 if test.after > test.before else -1.0) <= -zc else None
+
+
+def _return_run(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig) -> int | None:
+    """First build of the first ``min_after`` consecutive builds ``j..`` (``c < j <= c + BACKOUT_WITHIN``, all
+    up to build ``k``) on the before side of the midpoint of the test's two levels, else None: the shape of a
+    backout, before its significance is tested."""
     r = config.min_after
     last = min(k - r + 1, c + BACKOUT_WITHIN)
     if last <= c:
@@ -393,9 +409,7 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
     side = sign * (s.y[c + 1 - s.index0:last + r - s.index0] - mid) < 0
     for j in range(last - c):
         if side[j:j + r].all():
-            at = c + 1 + j
-            back = _test_at(s, c, at, noise, hi_excl=at + r)
-            return at if back.z * sign <= -zc else None
+            return c + 1 + j
     return None
 
 

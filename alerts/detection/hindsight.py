@@ -5,7 +5,9 @@ as ``detected_at``). Hindsight re-examines every proposal, withdrawn ones includ
 sides (from the previous kept change point to the next proposal, up to ``config.window`` builds each side):
 the culprit is relocated within ``refine_radius`` builds and the levels and p-value re-estimated. A proposal
 is kept when it passes the same test and gates on that data, or when the online pass confirmed it; duplicate
-proposals of one shift (withdrawn, then raised again) are merged, and a train of same-direction shifts is
+proposals of one shift (withdrawn, then raised again; or a small step the online pass withdrew when its culprit
+moved onto a larger one right after it) are merged, the kept change point carrying the detection of the
+proposal that had seen its culprit (``_detected_at``), and a train of same-direction shifts is
 reported as one drift (``drift.collapse_drift``; not for ``size``, as online), left out when it runs from
 the start of the history (``_trend_from_start``). The online pass proposes plain shifts (``drift=False``):
 hindsight groups them itself, with the whole history.
@@ -54,7 +56,7 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
                              [f[3] for f in window])
             verdict, cand = review_open(s, lo, cp, kind, relaxed, hi_excl=hi)
         if verdict == "confirm" and cand is not None and s is not None:
-            new = to_change_point(cand, s, lower_is_better, cp.detected_at)
+            new = to_change_point(cand, s, lower_is_better, _detected_at(cp, cand.index, proposals[i + 1:], config))
             new.confirmed = True
             new.sensitivity = cp.sensitivity
             out.append(new)
@@ -68,13 +70,24 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
     return [c for c in collapse_drift(out, max_gap=_drift_gap(config)) if not _trend_from_start(c, config)]
 
 
+def _detected_at(cp: ChangePoint, index: int, later: Sequence[ChangePoint], config: DetectorConfig) -> int:
+    """When the online pass had the evidence for a change at ``index``: ``cp``'s detection, unless the review
+    moved the culprit past the build ``cp`` was raised on (a withdrawn small step relocated onto a larger one
+    right after it); then that of the later proposal of the same shift, raised once its builds had arrived, or
+    with none, the culprit's own build."""
+    if index <= cp.detected_at:
+        return cp.detected_at
+    return next((p.detected_at for p in later if _same_shift(cp, p, config) and p.detected_at >= index),
+                max(cp.detected_at, index))
+
+
 def _kept(cp: ChangePoint) -> bool:
     return cp.confirmed or not cp.withdrawn
 
 
 def _same_shift(a: ChangePoint, b: ChangePoint, config: DetectorConfig) -> bool:
     """Two proposals of one shift: same direction, culprits within ``refine_radius``, and one of them
-    withdrawn online (a shift withdrawn, then raised again). Two proposals the online pass both kept are two
+    withdrawn online (a shift withdrawn, then raised again, or withdrawn when a larger one came). Two proposals the online pass both kept are two
     shifts however close: a change backed out a few builds after it landed leaves a revert, and a real step
     right after that revert, in the same direction, is a change of its own with its own culprit."""
     return (a.direction == b.direction and abs(a.index - b.index) <= config.refine_radius

@@ -18,8 +18,10 @@ independent of the history length.
 
 Per build, with an open alert: re-test it at culprits within ``refine_radius`` (refine), confirm it once
 ``confirm_after`` builds hold the new level and the test still passes, withdraw it when its one-sided
-evidence drops below z = 1.645. Without an open alert: scan the current segment for a new shift
-(``size``: the newest step; other kinds: culprits leaving at least ``min_after`` builds after them).
+evidence drops below z = 1.645 (or it was an excursion, or it is unconfirmed after ``max_after`` builds).
+A refine onto a build later than the one the alert was raised on withdraws it instead, and the same build is
+scanned for that later change. Without an open alert: scan the current segment for a new shift (``size``:
+the newest step; other kinds: culprits leaving at least ``min_after`` builds after them).
 
 Slow drift (every kind but ``size``, whose steps each have a culprit owners want): a new shift that
 continues a train of confirmed same-direction shifts (``drift.MIN_STEPS`` with it, each within
@@ -260,7 +262,7 @@ class OnlineDetector:
         if cand is None:
             return []
         new = to_change_point(cand, s, self.lower_is_better, cp.detected_at)
-        if new.index > cp.index and new.index >= cp.detected_at:
+        if new.index > cp.detected_at:
             # Refined onto a build that had not arrived when the alert was raised: a later change came within the
             # refine radius (an alert raised on build 65 for +3% at 61 became +20% at 71, reported six builds
             # before its culprit). What the alert was raised for is not what the builds now show: withdraw it and

@@ -272,6 +272,18 @@ def test_it_finds_a_real_step_right_after_a_backed_out_timing_change(excursion):
             assert [c.index for c in detect_hindsight(pts, kind="time")] == [step], (length, gap)
 
 
+@pytest.mark.parametrize("gap", [3, 4])
+def test_it_does_not_raise_a_withdrawn_excursion_again_on_a_second_look(gap):
+    # The real quiet pdfpaint excerpt, +10% for builds 40-42, then +6% for good from 46-47. The excursion is
+    # withdrawn at 42; in a window of 35-74 builds, the second look (noise without the culprit's differences)
+    # passed it again on build 58 or 63, where its return was not significant on that estimate either (the
+    # estimate keeps the return's and the step's differences), and it sat open until withdrawn.
+    levels = pdfpaint_quiet()
+    step = 43 + gap
+    pts = [Point(v * (1.1 if 40 <= i < 43 else 1.0) * (1.06 if i >= step else 1.0)) for i, v in enumerate(levels)]
+    assert [(c.index, c.withdrawn) for c in detect_online(pts, kind="time")] == [(40, True), (step, False)]
+
+
 def test_it_keeps_a_change_whose_builds_only_dip_towards_the_old_level():
     # Lasting +4-10% steps on the same excerpt: their post-change builds scatter (pdfpaint's +-3% noise) and
     # runs of builds below the midpoint happen; without a significant return to the old level that is not a
@@ -313,7 +325,7 @@ def test_it_finds_a_step_early_in_a_short_history_at_once():
     full = detect_online([Point(v) for v in values], kind="score", lower_is_better=False)
     step = [c for c in full if c.index == 71 and not c.withdrawn]
     assert step and step[0].direction == "improvement" and 71 <= step[0].detected_at <= 76, full
-    assert all(c.detected_at > c.index for c in full), full
+    assert all(c.detected_at >= c.index for c in full), full
 
 
 def _real_series(directory: str, series_id: str) -> list[float]:
