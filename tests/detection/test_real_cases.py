@@ -284,6 +284,22 @@ def test_it_does_not_raise_a_withdrawn_excursion_again_on_a_second_look(gap):
     assert [(c.index, c.withdrawn) for c in detect_online(pts, kind="time")] == [(40, True), (step, False)]
 
 
+@pytest.mark.parametrize(("at", "length", "gap", "excursion", "rel"),
+                         [(40, 4, 3, -0.15, -0.06), (36, 4, 4, 0.15, 0.06), (36, 5, 3, -0.15, -0.15)])
+def test_it_does_not_refine_an_alert_at_a_step_back_onto_the_excursion_before_it(at, length, gap, excursion, rel):
+    # The real quiet pdfpaint excerpt with an excursion backed out, then a step in the same direction. The step
+    # was raised, refined back onto the excursion's culprit within the refine radius, and withdrawn as that
+    # excursion: five times over before it stuck (first case), or never alerted at all, online or in hindsight
+    # (second). A review that finds the culprit backed out now keeps the lasting change after the backout when
+    # it holds at the critical z.
+    levels = pdfpaint_quiet()
+    step = at + length + gap
+    pts = [Point(v * (1 + excursion if at <= i < at + length else 1.0) * (1 + rel if i >= step else 1.0))
+           for i, v in enumerate(levels)]
+    assert [(c.index, c.withdrawn) for c in detect_online(pts, kind="time")] == [(at, True), (step, False)]
+    assert [c.index for c in detect_hindsight(pts, kind="time")] == [step]
+
+
 def test_it_keeps_a_change_whose_builds_only_dip_towards_the_old_level():
     # Lasting +4-10% steps on the same excerpt: their post-change builds scatter (pdfpaint's +-3% noise) and
     # runs of builds below the midpoint happen; without a significant return to the old level that is not a
