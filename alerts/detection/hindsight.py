@@ -87,9 +87,10 @@ def _kept(cp: ChangePoint) -> bool:
 
 def _same_shift(a: ChangePoint, b: ChangePoint, config: DetectorConfig) -> bool:
     """Two proposals of one shift: same direction, culprits within ``refine_radius``, and one of them
-    withdrawn online (a shift withdrawn, then raised again, or withdrawn when a larger one came). Two proposals the online pass both kept are two
-    shifts however close: a change backed out a few builds after it landed leaves a revert, and a real step
-    right after that revert, in the same direction, is a change of its own with its own culprit."""
+    withdrawn online (a shift withdrawn, then raised again, or withdrawn when a larger one came). Two proposals
+    the online pass both kept are two shifts however close: a change backed out a few builds after it landed
+    leaves a revert, and a real step right after that revert, in the same direction, is a change of its own
+    with its own culprit."""
     return (a.direction == b.direction and abs(a.index - b.index) <= config.refine_radius
             and not (_kept(a) and _kept(b)))
 
