@@ -69,9 +69,9 @@ def _state(withdrawn: bool, confirmed: bool) -> str:
 
 @pytest.mark.parametrize("late", [(), (64, 68)], ids=["in order", "two builds late"])
 def test_it_stores_an_alert_withdrawn_for_a_later_change_as_the_streaming_detector_does(upload, late):
-    # +6% at build 60, raised on 66, and +20% at 67: the review would move the open alert onto 67, a build it had
-    # not seen when raised; the detector withdraws it and raises the step at its own culprit. The worker must
-    # store both as streaming reports them, also when builds around them arrive late.
+    # +6% at build 60, raised on 66, and +20% at 67: the review moves the open alert towards 67 and, past the build
+    # it was raised on, withdraws it and raises the step at its own culprit. The worker must store both as
+    # streaming reports them, also when builds around them arrive late.
     from alerts.analysis import to_point
     from alerts.detection import detect_online
     from metrics.history import recent_points
@@ -91,4 +91,5 @@ def test_it_stores_an_alert_withdrawn_for_a_later_change_as_the_streaming_detect
     got = sorted((a.build.ext_id, a.direction, a.detection)
                  for a in Alert.objects.filter(series=s).select_related("build"))
     assert got == want
-    assert got == [("60", "regression", Alert.Detection.WITHDRAWN), ("67", "regression", Alert.Detection.CONFIRMED)]
+    assert [a for a in got if a[2] != Alert.Detection.WITHDRAWN] == [("67", "regression", Alert.Detection.CONFIRMED)]
+    assert [a[2] for a in got].count(Alert.Detection.WITHDRAWN) == 1
