@@ -33,9 +33,6 @@ def test_it_stores_the_excursion_and_the_step_after_it_as_the_streaming_detector
     # later, then a real +15% step: the worker, which resumes from stored windows build after build, must store
     # what `perfplatform detect --online` reports (tests/detection/test_real_cases.py pins that report), also
     # when builds inside the excursion and the step arrive after the rest (the worker replays from there).
-    from alerts.analysis import to_point
-    from alerts.detection import detect_online
-    from metrics.history import recent_points
     from metrics.models import Series
 
     levels = pdfpaint_quiet()
@@ -45,13 +42,7 @@ def test_it_stores_the_excursion_and_the_step_after_it_as_the_streaming_detector
         r = upload(native_body(i, metrics=metrics))
         assert r.status_code == 201, r.content
     for s in Series.objects.select_related("metric"):
-        pts = recent_points([s.pk], limit=10_000)[s.pk]
-        assert len(pts) == len(levels)
-        expected = detect_online([to_point(p, "time") for p in pts], kind="time")
-        want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed))
-                      for cp in expected)
-        got = sorted((a.build.ext_id, a.direction, a.detection)
-                     for a in Alert.objects.filter(series=s).select_related("build"))
+        got, want = _stored_and_streamed(s, len(levels))
         assert got == want, s.metric.name
         _, _, step, rel = CASES[s.metric.name]
         live = [(b, d, state) for b, d, state in got if state != Alert.Detection.WITHDRAWN]
@@ -59,6 +50,22 @@ def test_it_stores_the_excursion_and_the_step_after_it_as_the_streaming_detector
         if rel:
             exc = "regression" if CASES[s.metric.name][0] > 0 else "improvement"
             assert ("60", exc, Alert.Detection.WITHDRAWN) in got
+
+
+def _stored_and_streamed(series, builds: int) -> tuple[list[tuple], list[tuple]]:
+    """(build, direction, state) of the alerts the worker stored on ``series``, and of those ``detect_online``
+    reports streaming its stored builds, both sorted."""
+    from alerts.analysis import to_point
+    from alerts.detection import detect_online
+    from metrics.history import recent_points
+
+    pts = recent_points([series.pk], limit=10_000)[series.pk]
+    assert len(pts) == builds
+    expected = detect_online([to_point(p, "time") for p in pts], kind="time")
+    want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed)) for cp in expected)
+    got = sorted((a.build.ext_id, a.direction, a.detection)
+                 for a in Alert.objects.filter(series=series).select_related("build"))
+    return got, want
 
 
 def _state(withdrawn: bool, confirmed: bool) -> str:
@@ -72,9 +79,6 @@ def test_it_stores_an_alert_withdrawn_for_a_later_change_as_the_streaming_detect
     # +6% at build 60, raised on 66, and +20% at 67: the review moves the open alert towards 67 and, past the build
     # it was raised on, withdraws it and raises the step at its own culprit. The worker must store both as
     # streaming reports them, also when builds around them arrive late.
-    from alerts.analysis import to_point
-    from alerts.detection import detect_online
-    from metrics.history import recent_points
     from metrics.models import Series
 
     levels = pdfpaint_quiet()
@@ -84,12 +88,7 @@ def test_it_stores_an_alert_withdrawn_for_a_later_change_as_the_streaming_detect
         r = upload(native_body(i, metrics=[{"name": "pageload.two_steps", "kind": "time", "unit": "ms",
                                             "value": values[i]}]))
         assert r.status_code == 201, r.content
-    s = Series.objects.get()
-    pts = recent_points([s.pk], limit=10_000)[s.pk]
-    expected = detect_online([to_point(p, "time") for p in pts], kind="time")
-    want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed)) for cp in expected)
-    got = sorted((a.build.ext_id, a.direction, a.detection)
-                 for a in Alert.objects.filter(series=s).select_related("build"))
+    got, want = _stored_and_streamed(Series.objects.get(), len(values))
     assert got == want
     assert [a for a in got if a[2] != Alert.Detection.WITHDRAWN] == [("67", "regression", Alert.Detection.CONFIRMED)]
     assert [a[2] for a in got].count(Alert.Detection.WITHDRAWN) == 1

@@ -449,24 +449,19 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
     test = _test_at(s, seg_lo, best, noise, hi_excl)
     back = backed_out(s, best, k, test, noise, zc, config) if s.mode == "level" else None
-    if back is not None and cp.index < back:
-        # The culprit started an excursion: withdraw it, unless a lasting change after the backout holds at the
-        # critical z, then refine onto that. Withdrawn, an alert raised at such a step and refined back onto the
-        # excursion was raised, refined and withdrawn again build after build, or the step never alerted.
-        if hi < back:
-            return "withdraw", None
-        best, _, scores = locate(s, seg_lo, back, hi, noise, sign, hi_excl)
-        test = _test_at(s, seg_lo, best, noise, hi_excl)
-        if test.z * sign < zc:
-            return "withdraw", None
-        lo, back = back, None
     if back is not None:
-        # the change was raised after an excursion's backout: its culprit stays after the backout
+        # The culprit is looked for after the backout. An alert raised after it keeps its place there; one whose
+        # own culprit started the excursion is withdrawn unless a lasting change after the backout holds at the
+        # critical z (withdrawn regardless, an alert raised at such a step and refined back onto the excursion
+        # was raised, refined and withdrawn again build after build, or the step never alerted).
+        excursion = cp.index < back
         lo = max(lo, back)
         if hi < lo:  # hindsight: a window that ends at the next change leaves no admissible culprit there
-            return "keep", None
+            return ("withdraw" if excursion else "keep"), None
         best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
         test = _test_at(s, seg_lo, best, noise, hi_excl)
+        if excursion and test.z * sign < zc:
+            return "withdraw", None
     cand = _candidate(lo, best, scores, test, zc, n_cand, noise)
     if test.z * sign < Z_WITHDRAW and not _held_without_span(s, seg_lo, best, noise, sign, hi_excl):
         return "withdraw", None
