@@ -5,7 +5,7 @@
 
 1. ``detect --online`` over a series set (default: ``gen_series.py --n 400 --seed 1``, ~120,000 build
    arrivals), beside the Perfherder-style windowed t-test (``bench/baselines/perfherder_ttest.py``, 12/24/12,
-   t > 7, >= 2%, one value per build) scanning the same set once, offline. Inputs are parsed before timing;
+   t > 7 at its peak, >= 2%, one value per build) scanning the same set once, offline. Inputs are parsed before timing;
    parsing is reported separately. Both the reference-structured (pure Python, like Treeherder's perfalert)
    and a vectorised numpy variant of the baseline are timed.
 2. One build of 150 metrics with 200 builds of history each, as the stateless worker does it: for every metric,

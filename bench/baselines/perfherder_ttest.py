@@ -1,15 +1,19 @@
-"""Perfherder-style windowed t-test, written from Perfherder's published description.
+"""Perfherder's windowed t-test, written from its published description.
 
 Mozilla Treeherder's ``perfalert`` (``treeherder/perfalert/perfalert/__init__.py``): for every build ``i``,
 compare a back window of at least ``min_back_window`` (12) and at most ``max_back_window`` (24) builds before
-``i`` (never reaching back past the last detected regression unless that leaves fewer than 12) with a fore
-window of ``fore_window`` (12) builds starting at ``i``, using Welch's t statistic on linearly weighted
-averages; alert when ``t > t_threshold`` (7), both windows are full, and the relative change is at least 2%
-(Perfherder's alert threshold). One value per build (the build's median), scanned once, offline.
+``i`` (reaching past 12 only while no build since the last one whose score crossed the threshold has crossed
+it) with a fore window of ``fore_window`` (12) builds starting at ``i``, using Welch's t statistic on linearly
+weighted averages. A change is a build whose windows are both full, whose score is above ``t_threshold`` (7)
+and no lower than either neighbour's (one alert per shift, at its peak), and whose relative change is at
+least 2% (Perfherder's alert threshold, applied by ``treeherder/perf/alerts.py``). One value per build (the
+build's median), scanned once, offline. With ``min_rel_change=0`` it reproduces the change points
+Treeherder's own ``tests/perfalert/test_analyze.py`` requires on its sample series
+(``tests/test_perfherder_baseline.py``).
 
 This mirrors the reference implementation's structure (pure Python, per-build window assembly) so that
-its cost is representative of the published system; ``detect_changes_fast`` is an equivalent O(n) numpy
-formulation, reported beside it in the benchmark for fairness.
+its cost is representative of the published system; ``detect_changes_fast`` is an O(n) numpy
+approximation (fixed, unweighted windows), reported beside it in the benchmark for fairness.
 """
 
 from __future__ import annotations
@@ -60,37 +64,45 @@ def calc_t(w1: Sequence[float], w2: Sequence[float], weight_fn=linear_weights) -
 def detect_changes(values: Sequence[float], min_back_window: int = 12, max_back_window: int = 24,
                    fore_window: int = 12, t_threshold: float = 7.0, min_rel_change: float = 0.02,
                    lower_is_better: bool = True) -> list[dict]:
-    """Change points ``{"index", "direction", "rel_change", "t", "detected_at"}`` of one series."""
-    out = []
-    last_seen_regression = 0
+    """Change points ``{"index", "direction", "rel_change", "t", "detected_at"}`` of one series.
+
+    Two passes, as Perfherder's: first a t score for every build ``i`` (the back window grows past
+    ``min_back_window`` only while no build since the last one above the threshold has crossed it), then a
+    change at each build whose windows are both full and whose score is above the threshold and no lower
+    than either neighbour's: one alert per shift, at its peak. ``min_rel_change`` is the alert threshold
+    Perfherder applies afterwards to ``(fore mean - back mean) / back mean`` (0 keeps every peak, as
+    ``tests/perfalert/test_analyze.py`` does).
+    """
     n = len(values)
+    t = [0.0] * n
+    full = [False] * n
+    rel = [0.0] * n
+    up = [False] * n
+    builds_since_crossing = 0
     for i in range(1, n):
-        back = []
-        prev = i - 1
-        while (len(back) < max_back_window and prev >= 0
-               and (i - prev) <= min(max(last_seen_regression, min_back_window), max_back_window)):
-            back.append(values[prev])
-            prev -= 1
-        fore = values[i:i + fore_window]
-        # back is newest-first as in perfalert, so linear weights favour the builds next to i
-        t = abs(calc_t(back, list(fore), linear_weights))
-        hist = analyze(back)
-        fwd = analyze(fore)
-        rel = (fwd["avg"] - hist["avg"]) / hist["avg"] if hist["avg"] else 0.0
-        if len(back) >= min_back_window and len(fore) >= fore_window and t > t_threshold \
-                and abs(rel) >= min_rel_change:
-            up = fwd["avg"] > hist["avg"]
-            out.append({"index": i, "direction": "regression" if up == lower_is_better else "improvement",
-                        "rel_change": rel, "t": t, "detected_at": min(n - 1, i + fore_window - 1)})
-            last_seen_regression = 0
-        else:
-            last_seen_regression += 1
+        reach = min(max(builds_since_crossing, min_back_window), max_back_window)
+        # newest first, so that linear weights favour the builds next to i
+        back = [values[j] for j in range(i - 1, max(i - 1 - reach, -1), -1)]
+        fore = list(values[i:i + fore_window])
+        t[i] = abs(calc_t(back, fore, linear_weights))
+        full[i] = len(back) >= min_back_window and len(fore) >= fore_window
+        hist, fwd = analyze(back)["avg"], analyze(fore)["avg"]
+        rel[i] = (fwd - hist) / hist if hist else 0.0
+        up[i] = fwd > hist
+        builds_since_crossing = 0 if t[i] > t_threshold else builds_since_crossing + 1
+    out = []
+    for i in range(1, n):
+        peak = t[i] >= t[i - 1] and (i + 1 == n or t[i] >= t[i + 1])
+        if full[i] and t[i] > t_threshold and peak and abs(rel[i]) >= min_rel_change:
+            out.append({"index": i, "direction": "regression" if up[i] == lower_is_better else "improvement",
+                        "rel_change": rel[i], "t": t[i], "detected_at": min(n - 1, i + fore_window - 1)})
     return out
 
 
 def detect_changes_fast(values: Sequence[float], back: int = 12, fore: int = 12, t_threshold: float = 7.0,
                         min_rel_change: float = 0.02) -> np.ndarray:
-    """Vectorised variant (fixed 12/12 windows, unweighted Welch t): indices where the test fires."""
+    """Vectorised variant (fixed 12/12 windows, unweighted Welch t): indices where the test peaks above the
+    threshold."""
     x = np.asarray(values, dtype=float)
     n = x.size
     if n < back + fore:
@@ -106,4 +118,7 @@ def detect_changes_fast(values: Sequence[float], back: int = 12, fore: int = 12,
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(mf - mb) / np.sqrt(vb / back + vf / fore)
         rel = np.abs(mf - mb) / np.abs(mb)
-    return i[(t > t_threshold) & (rel >= min_rel_change)]
+    t = np.nan_to_num(t, nan=0.0)
+    padded = np.concatenate(([-np.inf], t, [-np.inf]))
+    peak = (t >= padded[:-2]) & (t >= padded[2:])
+    return i[(t > t_threshold) & peak & (rel >= min_rel_change)]
