@@ -328,7 +328,7 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     if abs(score) < 0.6 * zc:
         return None
     test = _test_at(s, seg_lo, best, noise)
-    back = backed_out(s, best, k, test, noise, zc, config) if s.mode == "level" else None
+    back = backed_out(s, best, k, test, noise, zc, config, seg_lo) if s.mode == "level" else None
     if back is not None:
         # The best culprit started an excursion (a change backed out a few builds later): a lasting change,
         # if any, comes after the backout (back <= k - min_after + 1 = hi); look for it there, at the same
@@ -376,23 +376,45 @@ def _second_look(s: Series, seg_lo: int, best: int, noise: Noise, n_cand: int,
 
 
 def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: float,
-               config: DetectorConfig) -> int | None:
+               config: DetectorConfig, seg_lo: int) -> int | None:
     """First build of the backout when the change at ``c`` was backed out within ``BACKOUT_WITHIN`` builds,
     else None.
 
-    Backed out: the first ``R = min_after`` consecutive builds ``j..j+R-1`` (``c < j <= c + BACKOUT_WITHIN``,
-    all up to build ``k``) that lie on the before side of the midpoint of the test's two levels have a level
-    that differs from that of the excursion ``c..j-1`` by at least the critical z (``shift_test`` of the
-    excursion against the run, with the series' AR(1) noise), back towards the level before ``c``. A change
-    landed and backed out a few builds later is an excursion, not a new level; taking the whole post-culprit
-    segment as one level put a real step right after the backout on the excursion's culprit (or lost it).
-    Under a lasting shift the run is at least a ``zc``-sd event, as rare as any false alarm.
+    The shape of a backout (``_return_run``): the first ``R = min_after`` consecutive builds ``j..j+R-1``
+    (``c < j <= c + BACKOUT_WITHIN``, all up to build ``k``) on the before side of the midpoint of the test's
+    two levels. It is a backout when either
+
+    * the run's level differs from that of the excursion ``c..j-1`` by at least the critical z, back towards
+      the level before ``c`` (``shift_test`` of the excursion against the run, with the series' AR(1) noise):
+      under a lasting shift such a run is a ``zc``-sd event, as rare as any false alarm; or
+    * in a window where the noise estimate's trim absorbs two shifts (``trim_absorbs_shifts(n, 2)``, 75+
+      builds: the excursion's own two do not inflate it), the builds from the run on, ``j..min(k, j +
+      confirm_after - 1)``, neither hold the change against the segment before ``c`` (``seg_lo..c-1``)
+      even one-sidedly at ``Z_WITHDRAW`` nor lie, as one level, on the change's side of the midpoint: the
+      old level is back, though the excursion was too short or too small for the first test. (Only ``confirm_after`` builds: a later
+      change in the same direction must not make the excursion look lasting; it is looked for after the
+      backout.) Taken as a lasting change instead, such an excursion was confirmed on its own builds plus the
+      first few after its backout, and the real step that followed it was then tested against those few builds
+      only and missed (mozilla-beta/4975432: a 4-build -14% excursion at 133, a confirmed -11% step at 149).
+
+    A change landed and backed out a few builds later is an excursion, not a new level; taking the whole
+    post-culprit segment as one level put a real step right after the backout on the excursion's culprit (or
+    lost it).
     """
     at = _return_run(s, c, k, test, config)
     if at is None:
         return None
+    sign = 1.0 if test.after > test.before else -1.0
     back = _test_at(s, c, at, noise, hi_excl=at + config.min_after)
-    return at if back.z * (1.0 if test.after > test.before else -1.0) <= -zc else None
+    if back.z * sign <= -zc:
+        return at
+    if trim_absorbs_shifts(s.y.size, 2):
+        end = min(k, at + config.confirm_after - 1)
+        lasting = shift_test(s.y[seg_lo - s.index0:c - s.index0], s.y[at - s.index0:end + 1 - s.index0], noise)
+        mid = 0.5 * (test.before + test.after)
+        if lasting.z * sign < Z_WITHDRAW and (lasting.after - mid) * sign < 0:
+            return at
+    return None
 
 
 def _return_run(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig) -> int | None:
@@ -448,7 +470,7 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
     best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
     test = _test_at(s, seg_lo, best, noise, hi_excl)
-    back = backed_out(s, best, k, test, noise, zc, config) if s.mode == "level" else None
+    back = backed_out(s, best, k, test, noise, zc, config, seg_lo) if s.mode == "level" else None
     if back is not None:
         # The culprit is looked for after the backout. An alert raised after it keeps its place there; one whose
         # own culprit started the excursion is withdrawn unless a lasting change after the backout holds at the
