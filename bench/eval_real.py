@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from alerts.detection import DEFAULT  # noqa: E402
 from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
 from bench.eval_detect import _load_module  # noqa: E402
 from bench.eval_tcpd import f_measure  # noqa: E402
@@ -86,16 +87,45 @@ def load_corpus(dirs: list[Path]) -> list[tuple[str, dict, dict]]:
     return out
 
 
-def ttest_series(rec: dict) -> dict:
+def ttest_series(rec: dict, t_threshold: float = 7.0) -> dict:
     lower = rec.get("direction", "lower_is_better") != "higher_is_better"
     values = [float(p["value"]) for p in rec["points"]]
-    return {"id": rec["id"], "change_points": detect_changes(values, lower_is_better=lower)}
+    return {"id": rec["id"], "change_points": detect_changes(values, t_threshold=t_threshold, lower_is_better=lower)}
 
 
-def run_detector(name: str, rec: dict) -> dict:
+def run_detector(name: str, rec: dict, threshold: float | None = None) -> dict:
+    """Change points of ``name`` on one series; ``threshold``: the t-test's t, or the detector's
+    ``target_false_alarms_per_1000_builds`` (None: the defaults, 7 and 0.1)."""
     if name == "ttest":
-        return ttest_series(rec)
-    return detect_series(rec, online=name == "online")
+        return ttest_series(rec, 7.0 if threshold is None else threshold)
+    config = DEFAULT if threshold is None else DEFAULT.with_overrides(target_false_alarms_per_1000_builds=threshold)
+    return detect_series(rec, online=name == "online", config=config)
+
+
+#: The thresholds ``--curve`` moves each detector along: false alarms per 1000 builds, and Perfherder's t.
+CURVE = {"online": (0.0001, 0.001, 0.01, 0.1, 1.0), "hindsight": (0.0001, 0.001, 0.01, 0.1, 1.0),
+         "ttest": (3.0, 4.0, 5.0, 6.0, 7.0, 9.0)}
+
+
+def operating_curve(corpus, margin: int, score, curve: dict[str, tuple[float, ...]] = CURVE) -> list[dict]:
+    """Each detector moved along its own threshold: alerts raised (withdrawn ones included) and the recall of
+    each label set, one row per (detector, threshold). Because sheriffs label what Perfherder raised, the labels
+    favour whatever is as sensitive as its t > 7; recall at a matched alert count is the fair comparison."""
+    rows = []
+    for name, thresholds in curve.items():
+        for th in thresholds:
+            alerts, matched, confirmed = 0, dict.fromkeys(LABEL_SETS, 0), dict.fromkeys(LABEL_SETS, 0)
+            for _, rec, truth in corpus:
+                det = run_detector(name, rec, th)["change_points"]
+                alerts += len(det)
+                for s, labels in label_sets(truth).items():
+                    confirmed[s] += len(labels["change_points"])
+                    matched[s] += len(score.match(labels["change_points"], det, margin))
+            row = {"detector": name, "threshold": th, "alerts": alerts}
+            row.update({f"recall{s}": round(matched[s] / confirmed[s], 4) if confirmed[s] else None
+                        for s in LABEL_SETS})
+            rows.append(row)
+    return rows
 
 
 def tcpd_f1(truth_idx: list[int], det_idx: list[int], margin: int) -> float:
@@ -225,10 +255,25 @@ def main() -> int:
     ap.add_argument("--margin", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--details", action="store_true", help="print misses and unmatched alerts per series")
+    ap.add_argument("--curve", action="store_true",
+                    help="instead: each detector's alerts and recall along its own threshold (operating curve)")
     args = ap.parse_args()
     score = _load_module(Path(args.eval_dir) / "score.py", "eval_score")
     dirs = [Path(d) for d in args.dirs.split(",")] if args.dirs else default_dirs()
     corpus = load_corpus(dirs)
+    if args.curve:
+        rows = operating_curve(corpus, args.margin, score)
+        if args.json:
+            json.dump(rows, sys.stdout, indent=1)
+            print()
+            return 0
+        cols = ("detector", "threshold", "alerts") + tuple(f"recall{s}" for s in LABEL_SETS)
+        print(f"{len(corpus)} series; margin {args.margin}; threshold: false alarms per 1000 builds (detector), "
+              "t (ttest)\n")
+        print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+        for r in sorted(rows, key=lambda r: -r["alerts"]):
+            print("| " + " | ".join(str(r[c]) for c in cols) + " |")
+        return 0
     res = evaluate(corpus, args.margin, score)
     if args.json:
         out = {k: v for k, v in res.items() if args.details or k != "details"}

@@ -15,7 +15,7 @@ import math
 from typing import TextIO
 
 from alerts.detection import DEFAULT, Point, detect_hindsight, detect_online
-from alerts.detection.model import default_abs_floor
+from alerts.detection.model import DetectorConfig, default_abs_floor
 
 
 def series_points(rec: dict) -> list[Point]:
@@ -26,12 +26,14 @@ def series_points(rec: dict) -> list[Point]:
     return pts
 
 
-def detect_series(rec: dict, *, online: bool) -> dict:
+def detect_series(rec: dict, *, online: bool, config: DetectorConfig = DEFAULT) -> dict:
+    """Change points of one series record; ``config`` without an ``abs_floor`` gets the kind's default one."""
     kind = rec.get("kind", "other")
     lower = rec.get("direction", "lower_is_better") != "higher_is_better"
     pts = series_points(rec)
     fn = detect_online if online else detect_hindsight
-    config = DEFAULT.with_overrides(abs_floor=default_abs_floor(kind, rec.get("unit")))
+    if config.abs_floor is None:
+        config = config.with_overrides(abs_floor=default_abs_floor(kind, rec.get("unit")))
     cps = fn(pts, kind=kind, lower_is_better=lower, config=config)
     out = []
     for cp in cps:
