@@ -47,6 +47,15 @@ CONFIRM_HOLD = 3
 #: is seen by build ``c + 7``, where an open alert can first be confirmed (``confirm_after`` = 8), so the
 #: online path sees every one it is asked to. A fixed number, as hindsight relaxes ``confirm_after``.
 BACKOUT_WITHIN = 5
+#: Builds from the first of a return run on (``_excursion_return``) by which ``backed_out`` judges whether the
+#: old level is back, where the backout alone was not significant; an open change is not confirmed while they
+#: arrive (``backout_pending``). A fixed number, as hindsight relaxes ``confirm_after``; fewer (the run's own
+#: three builds) withdrew, for good, real steps whose next builds dipped.
+LASTING_BUILDS = 8
+#: The old level is back when those builds lie within this share of the excursion from it (and do not hold the
+#: change): a partial revert that leaves more is a smaller lasting change, not a backout (with half, 50 of 256
+#: steps reverted by half to 70% within 5 builds in AR(1) noise were no longer found; with a quarter, 37).
+OLD_LEVEL_SHARE = 0.25
 #: Builds a size alert must hold before it is confirmed.
 STEP_CONFIRM = 3
 #: Builds of history (the step included) before a size step can alert at all.
@@ -380,41 +389,73 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
     """First build of the backout when the change at ``c`` was backed out within ``BACKOUT_WITHIN`` builds,
     else None.
 
-    The shape of a backout (``_return_run``): the first ``R = min_after`` consecutive builds ``j..j+R-1``
-    (``c < j <= c + BACKOUT_WITHIN``, all up to build ``k``) on the before side of the midpoint of the test's
-    two levels. It is a backout when either
+    Backed out, either way:
 
-    * the run's level differs from that of the excursion ``c..j-1`` by at least the critical z, back towards
-      the level before ``c`` (``shift_test`` of the excursion against the run, with the series' AR(1) noise):
-      under a lasting shift such a run is a ``zc``-sd event, as rare as any false alarm; or
-    * in a window where the noise estimate's trim absorbs two shifts (``trim_absorbs_shifts(n, 2)``, 75+
-      builds: the excursion's own two do not inflate it), the builds from the run on, ``j..min(k, j +
-      confirm_after - 1)``, neither hold the change against the segment before ``c`` (``seg_lo..c-1``)
-      even one-sidedly at ``Z_WITHDRAW`` nor lie, as one level, on the change's side of the midpoint: the
-      old level is back, though the excursion was too short or too small for the first test. (Only ``confirm_after`` builds: a later
-      change in the same direction must not make the excursion look lasting; it is looked for after the
-      backout.) Taken as a lasting change instead, such an excursion was confirmed on its own builds plus the
-      first few after its backout, and the real step that followed it was then tested against those few builds
-      only and missed (mozilla-beta/4975432: a 4-build -14% excursion at 133, a confirmed -11% step at 149).
+    * significantly: the first ``R = min_after`` consecutive builds ``j..j+R-1`` (``c < j <= c + BACKOUT_WITHIN``,
+      all up to build ``k``) on the before side of the midpoint of the test's two levels (``_return_run``) differ
+      from the excursion ``c..j-1`` by at least the critical z, back towards the level before ``c``
+      (``shift_test`` of the excursion against the run, with the series' AR(1) noise). Under a lasting shift such
+      a run is a ``zc``-sd event, as rare as any false alarm;
+    * by the old level's return, in a window where the noise estimate's trim absorbs two shifts
+      (``trim_absorbs_shifts(n, 2)``, 75+ builds: the excursion's own two do not inflate it): a run of ``R``
+      builds on the before side of the midpoint between the level before ``c`` and the excursion's median
+      (``_excursion_return``), and the ``LASTING_BUILDS`` builds from it neither hold the change against the
+      segment before ``c`` (``seg_lo..c-1``) even one-sidedly at ``Z_WITHDRAW`` nor lie, as one level, further
+      than ``OLD_LEVEL_SHARE`` of the excursion from the level before it. Until those builds are in, an open change is not confirmed
+      (``backout_pending``). Taken as a lasting change instead, an excursion whose backout was too short or too
+      small to be significant was confirmed on its own builds plus the first few after it, and a real step that
+      followed was then tested against those few builds only and missed (mozilla-beta/4975432: a 4-build -14%
+      excursion at 133, a confirmed -11% step at 149).
 
     A change landed and backed out a few builds later is an excursion, not a new level; taking the whole
     post-culprit segment as one level put a real step right after the backout on the excursion's culprit (or
     lost it).
     """
-    at = _return_run(s, c, k, test, config)
-    if at is None:
-        return None
     sign = 1.0 if test.after > test.before else -1.0
-    back = _test_at(s, c, at, noise, hi_excl=at + config.min_after)
-    if back.z * sign <= -zc:
+    at = _return_run(s, c, k, test, config)
+    if at is not None and _test_at(s, c, at, noise, hi_excl=at + config.min_after).z * sign <= -zc:
         return at
-    if trim_absorbs_shifts(s.y.size, 2):
-        end = min(k, at + config.confirm_after - 1)
-        lasting = shift_test(s.y[seg_lo - s.index0:c - s.index0], s.y[at - s.index0:end + 1 - s.index0], noise)
-        mid = 0.5 * (test.before + test.after)
-        if lasting.z * sign < Z_WITHDRAW and (lasting.after - mid) * sign < 0:
-            return at
+    if not trim_absorbs_shifts(s.y.size, 2):
+        return None
+    run = _excursion_return(s, c, k, test.before, sign, config)
+    if run is None or run[0] + LASTING_BUILDS - 1 > k:
+        return None
+    j, excursion = run
+    lasting = shift_test(s.y[seg_lo - s.index0:c - s.index0], s.y[j - s.index0:j + LASTING_BUILDS - s.index0], noise)
+    near = test.before + OLD_LEVEL_SHARE * (excursion - test.before)
+    return j if lasting.z * sign < Z_WITHDRAW and (lasting.after - near) * sign < 0 else None
+
+
+def _excursion_return(s: Series, c: int, k: int, before: float, sign: float,
+                      config: DetectorConfig) -> tuple[int, float] | None:
+    """``(j, level)``: the first ``j`` (``c < j <= c + BACKOUT_WITHIN``) whose ``min_after`` builds ``j..`` (all up
+    to ``k``) lie on the before side of the midpoint between ``before`` and ``level``, the median of the excursion
+    ``c..j-1``, which lies on the change's side of ``before``; else None. Unlike ``_return_run``'s, this midpoint
+    is fixed once the run is in: builds arriving later do not move it, so the judgement waits for them steadily."""
+    r = config.min_after
+    last = min(c + BACKOUT_WITHIN, k - r + 1)
+    if last <= c:
+        return None
+    # a handful of builds, on every scan and review: plain Python is several times cheaper than numpy here
+    seg = s.y[c - s.index0:last + r - s.index0].tolist()
+    for n in range(1, last - c + 1):
+        head = sorted(seg[:n])
+        exc = head[n // 2] if n % 2 else 0.5 * (head[n // 2 - 1] + head[n // 2])
+        if (exc - before) * sign <= 0:
+            continue
+        mid = 0.5 * (before + exc)
+        if all((v - mid) * sign < 0 for v in seg[n:n + r]):
+            return c + n, exc
     return None
+
+
+def backout_pending(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig) -> bool:
+    """Whether the builds after ``c`` have the shape of a backout (``_return_run``) that ``backed_out`` will judge
+    by the old level's return once ``LASTING_BUILDS`` builds from the run on are in (windows of 75+ builds)."""
+    if s.mode != "level" or not trim_absorbs_shifts(s.y.size, 2):
+        return False
+    run = _excursion_return(s, c, k, test.before, 1.0 if test.after > test.before else -1.0, config)
+    return run is not None and k < run[0] + LASTING_BUILDS - 1
 
 
 def _return_run(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig) -> int | None:
@@ -490,7 +531,8 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     m = k - best + 1
     hold = confirm_hold(cp.detected_at - cp.index + 1)
     held = k - cp.detected_at >= hold or hi_excl is not None
-    if m >= config.confirm_after and held and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise):
+    if (m >= config.confirm_after and held and abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
+            and (hi_excl is not None or not backout_pending(s, best, k, test, config))):
         return "confirm", cand
     if m >= config.confirm_after and held and hi_excl is None:
         # A second change after the culprit (often its revert) blurs the post-change level, so the open
