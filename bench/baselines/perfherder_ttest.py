@@ -11,6 +11,10 @@ build's median), scanned once, offline. With ``min_rel_change=0`` it reproduces 
 Treeherder's own ``tests/perfalert/test_analyze.py`` requires on its sample series
 (``tests/test_perfherder_baseline.py``).
 
+Offline over the whole series: Perfherder in production re-runs the analysis only on the data after a series'
+latest alert (``treeherder/perf/alerts.py``), so it raises no second alert within about 13 builds of one; that is
+not simulated here.
+
 This mirrors the reference implementation's structure (pure Python, per-build window assembly) so that
 its cost is representative of the published system; ``detect_changes_fast`` is an O(n) numpy
 approximation (fixed, unweighted windows), reported beside it in the benchmark for fairness.
