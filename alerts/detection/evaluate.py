@@ -401,8 +401,8 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
       builds on the before side of the midpoint between the level before ``c`` and the excursion's median
       (``_excursion_return``), and the ``LASTING_BUILDS`` builds from it neither hold the change against the
       segment before ``c`` (``seg_lo..c-1``) even one-sidedly at ``Z_WITHDRAW`` nor lie, as one level, further
-      than ``OLD_LEVEL_SHARE`` of the excursion from the level before it. Until those builds are in, an open change is not confirmed
-      (``backout_pending``). Taken as a lasting change instead, an excursion whose backout was too short or too
+      than ``OLD_LEVEL_SHARE`` of the excursion from the level before it. Until those builds are in, an open
+      change is not confirmed (``backout_pending``). Taken as a lasting change instead, an excursion whose backout was too short or too
       small to be significant was confirmed on its own builds plus the first few after it, and a real step that
       followed was then tested against those few builds only and missed (mozilla-beta/4975432: a 4-build -14%
       excursion at 133, a confirmed -11% step at 149).
@@ -436,7 +436,7 @@ def _excursion_return(s: Series, c: int, k: int, before: float, sign: float,
     last = min(c + BACKOUT_WITHIN, k - r + 1)
     if last <= c:
         return None
-    # a handful of builds, on every scan and review: plain Python is several times cheaper than numpy here
+    # a handful of builds, on every scan and review: plain Python avoids numpy's per-call cost on so few values
     seg = s.y[c - s.index0:last + r - s.index0].tolist()
     for n in range(1, last - c + 1):
         head = sorted(seg[:n])
@@ -450,7 +450,7 @@ def _excursion_return(s: Series, c: int, k: int, before: float, sign: float,
 
 
 def backout_pending(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig) -> bool:
-    """Whether the builds after ``c`` have the shape of a backout (``_return_run``) that ``backed_out`` will judge
+    """Whether the builds after ``c`` have the shape of a backout (``_excursion_return``) that ``backed_out`` will judge
     by the old level's return once ``LASTING_BUILDS`` builds from the run on are in (windows of 75+ builds)."""
     if s.mode != "level" or not trim_absorbs_shifts(s.y.size, 2):
         return False
