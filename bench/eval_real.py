@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Accuracy of the detector on real labelled series, next to the Perfherder-style t-test, in one run.
 
-    .venv/bin/python bench/eval_real.py [--dirs DIR,...] [--margin 5] [--json] [--details]
+    .venv/bin/python bench/eval_real.py [--dirs DIR,...] [--margin 5] [--json] [--details | --curve]
 
 Reads every ``series.jsonl``/``truth.jsonl`` pair under ``../shared/eval/real/*/`` and ``bench/data/real/*/``
 (the source of a series is its directory's name: mozilla, treeherder, otava, mongodb). For each source and
@@ -27,6 +27,9 @@ overall, and for each detector (``online``: the upload worker's code path, withd
 * TCPDBench-style F1 (start of series counted as a change point in both sets, margin 5, no direction; mean over
   series) and the same F1 of the zero detector that predicts no change;
 * CPU seconds (``time.process_time``) spent detecting.
+
+``--curve`` reports instead each detector along its own threshold (``operating_curve``: the detector's false-alarm
+target, the t-test's t): alerts raised and the recall of each label set, for a comparison at matched alert counts.
 """
 
 from __future__ import annotations
