@@ -47,10 +47,12 @@ def test_the_old_level_back_for_the_lasting_builds_is_a_backout():
     assert _judge(0.0, last - 1) == (None, True)
 
 
-def test_a_partial_revert_that_leaves_more_than_a_quarter_is_not_a_backout():
-    # back to -1.5% of the -3% excursion: half of it remains, a smaller lasting change
+def test_a_partial_revert_that_still_holds_the_change_is_not_a_backout():
+    # back to -1.5% after the -3% excursion: half of it remains, beyond a quarter of it and holding against the old
+    # level over the lasting builds (one-sided z about 1.9), a smaller lasting change; back to -0.5% it is a backout
     last = C + 3 + LASTING_BUILDS - 1
     assert _judge(-0.015, last)[0] is None
+    assert _judge(-0.005, last)[0] == C + 3
 
 
 def test_a_later_step_does_not_make_the_excursion_look_lasting():
