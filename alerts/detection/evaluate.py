@@ -26,6 +26,7 @@ from .statistics import (
     estimate_rate_noise,
     estimate_step_noise,
     fast_median,
+    list_median,
     p_value,
     rate_shift_test,
     shift_test,
@@ -402,10 +403,10 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
       (``_excursion_return``), and the ``LASTING_BUILDS`` builds from it neither hold the change against the
       segment before ``c`` (``seg_lo..c-1``) even one-sidedly at ``Z_WITHDRAW`` nor lie, as one level, further
       than ``OLD_LEVEL_SHARE`` of the excursion from the level before it. Until those builds are in, an open
-      change is not confirmed (``backout_pending``). Taken as a lasting change instead, an excursion whose backout was too short or too
-      small to be significant was confirmed on its own builds plus the first few after it, and a real step that
-      followed was then tested against those few builds only and missed (mozilla-beta/4975432: a 4-build -14%
-      excursion at 133, a confirmed -11% step at 149).
+      change is not confirmed (``backout_pending``). Taken as a lasting change instead, an excursion whose
+      backout was too short or too small to be significant was confirmed on its own builds plus the first few
+      after it, and a real step that followed was then tested against those few builds only and missed
+      (mozilla-beta/4975432: a 4-build -14% excursion at 133, a confirmed -11% step at 149).
 
     A change landed and backed out a few builds later is an excursion, not a new level; taking the whole
     post-culprit segment as one level put a real step right after the backout on the excursion's culprit (or
@@ -439,8 +440,7 @@ def _excursion_return(s: Series, c: int, k: int, before: float, sign: float,
     # a handful of builds, on every scan and review: plain Python avoids numpy's per-call cost on so few values
     seg = s.y[c - s.index0:last + r - s.index0].tolist()
     for n in range(1, last - c + 1):
-        head = sorted(seg[:n])
-        exc = head[n // 2] if n % 2 else 0.5 * (head[n // 2 - 1] + head[n // 2])
+        exc = list_median(seg[:n])
         if (exc - before) * sign <= 0:
             continue
         mid = 0.5 * (before + exc)
@@ -450,8 +450,9 @@ def _excursion_return(s: Series, c: int, k: int, before: float, sign: float,
 
 
 def backout_pending(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig) -> bool:
-    """Whether the builds after ``c`` have the shape of a backout (``_excursion_return``) that ``backed_out`` will judge
-    by the old level's return once ``LASTING_BUILDS`` builds from the run on are in (windows of 75+ builds)."""
+    """Whether the builds after ``c`` have the shape of a backout (``_excursion_return``) that ``backed_out``
+    will judge by the old level's return once ``LASTING_BUILDS`` builds from the run on are in (windows of 75+
+    builds)."""
     if s.mode != "level" or not trim_absorbs_shifts(s.y.size, 2):
         return False
     run = _excursion_return(s, c, k, test.before, 1.0 if test.after > test.before else -1.0, config)

@@ -49,7 +49,15 @@ from .evaluate import (
 )
 from .model import DEFAULT, ChangePoint, DetectorConfig, Event, Point
 from .sensitivity import NoiseSummary, sensitivity_from_noise
-from .statistics import RATE_OFFSET, Noise, critical_z, fast_median, median_var_factor, noise_contrast
+from .statistics import (
+    RATE_OFFSET,
+    Noise,
+    critical_z,
+    fast_median,
+    list_median,
+    median_var_factor,
+    noise_contrast,
+)
 
 #: The noise estimate is refreshed every this many builds (from the window ending at that build).
 NOISE_EVERY = 16
@@ -215,10 +223,7 @@ class OnlineDetector:
         ref = blk.ref
         m0 = self.config.min_after
         for m in range(m0, min(QUICK_M, len(last)) + 1):
-            a = sorted(last[-m:])
-            h = m // 2
-            med = a[h] if m % 2 else 0.5 * (a[h - 1] + a[h])
-            if not (abs(med - ref) < blk.limits[m - m0]):
+            if not (abs(list_median(last[-m:]) - ref) < blk.limits[m - m0]):
                 return False
         return True
 
