@@ -27,6 +27,7 @@ from .statistics import (
     estimate_step_noise,
     fast_median,
     list_median,
+    noiseless_scale,
     p_value,
     rate_shift_test,
     shift_test,
@@ -269,9 +270,11 @@ def locate(s: Series, seg_lo: int, lo: int, hi: int, noise: Noise, sign: int = 0
     if s.mode == "rate":
         scores = rate_split_scores(s.counts[a0:a1], s.totals[a0:a1], jl, jh, noise.phi)
     else:
-        scores = split_scores(s.y[a0:a1], jl, jh, noise.sigma)
-        if noise.sigma > 0:
-            scores = scores / noise.sigma
+        seg = s.y[a0:a1]
+        scores = split_scores(seg, jl, jh, noise.sigma)
+        # z units either way: the raw scores are in the units of the analysis scale (log units of a timing,
+        # counts of a counter), which the critical z must not be compared with
+        scores = scores / (noise.sigma if noise.sigma > 0 else noiseless_scale(seg))
     b = best_split(scores, sign)
     return lo + b, float(scores[b]), scores
 

@@ -254,6 +254,19 @@ def _lag_diffs(y: np.ndarray, lag: int, cuts: Sequence[int]) -> np.ndarray | Non
     return d[keep] if np.count_nonzero(keep) >= 2 else None
 
 
+#: Scale of a window without noise (every trimmed difference zero), relative to its values' magnitude.
+NOISELESS_RELATIVE = 1e-9
+
+
+def noiseless_scale(y: np.ndarray) -> float:
+    """The scale that stands in for ``sigma`` in a window whose noise estimate is zero (a deterministic timing,
+    memory or score series): ``NOISELESS_RELATIVE`` of its largest magnitude, so that every split's score is
+    in z units (any real difference is then overwhelmingly significant and the policy gates, min_change first,
+    decide) whatever the unit of the values; 1 for an all-zero window."""
+    m = float(np.max(np.abs(y))) if y.size else 0.0
+    return NOISELESS_RELATIVE * m if m > 0 else 1.0
+
+
 def trim_absorbs_shifts(n: int, shifts: int) -> bool:
     """Whether the trim of ``trimmed_scale`` on the lag-4 differences of an ``n``-build window drops at least
     the four that each of ``shifts`` level shifts spans (true from 35 builds for one shift, 75 for two)."""

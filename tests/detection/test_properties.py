@@ -54,6 +54,26 @@ def test_it_finds_the_same_changes_at_any_magnitude(scale, seed):
     assert any(abs(i - 60) <= 1 for i, _ in ref)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["time", "memory", "score", "other", "count"]), st.sampled_from([1e-6, 1.0, 100.0, 1e12]),
+       st.sampled_from([-0.5, -0.05, 0.05, 1.0]), st.integers(20, 90))
+def test_it_finds_a_step_in_a_noiseless_series_at_any_magnitude(kind, scale, rel, n0):
+    # A deterministic timing or memory value (every build the same) has a noise estimate of zero. The scan's
+    # scores were then left in the units of the analysis scale and compared with the critical z: a 100 ms
+    # timing that became 200 ms was never alerted (log units), a 1e12-byte one only 22 builds late.
+    pts = [Point(scale)] * n0 + [Point(scale * (1 + rel))] * 30
+    online = detect_online(pts, kind=kind)
+    assert [(c.index, c.withdrawn) for c in online] == [(n0, False)]
+    assert online[0].detected_at <= n0 + 3
+    assert [c.index for c in detect_hindsight(pts, kind=kind)] == [n0]
+
+
+def test_it_does_not_alert_below_min_change_in_a_noiseless_series():
+    pts = [Point(100.0)] * 60 + [Point(100.5)] * 30  # +0.5%, under the timing kind's 1% min_change
+    assert detect_online(pts, kind="time") == []
+    assert detect_hindsight(pts, kind="time") == []
+
+
 @settings(max_examples=25, deadline=None)
 @given(KIND, st.integers(20, 120))
 def test_it_survives_all_zero_series(kind, n):
