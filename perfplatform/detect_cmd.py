@@ -12,24 +12,87 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import TextIO
 
 from alerts.detection import DEFAULT, Point, detect_hindsight, detect_online
-from alerts.detection.model import DetectorConfig, default_abs_floor
+from alerts.detection.model import KINDS, DetectorConfig, default_abs_floor
+
+
+class InvalidSeries(ValueError):
+    """A series record the detector cannot read; the message starts with the field's path."""
+
+
+DIRECTIONS = ("lower_is_better", "higher_is_better")
+
+
+def _number(v: object, path: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise InvalidSeries(f"{path}: must be a finite number, got {v!r}")
+    return float(v)
+
+
+def _count(v: object, path: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0 or v != int(v):
+        raise InvalidSeries(f"{path}: must be a non-negative whole number, got {v!r}")
+    return int(v)
 
 
 def series_points(rec: dict) -> list[Point]:
+    """The ``points`` of a series record as detector input; :class:`InvalidSeries` names the first bad field."""
+    raw = rec.get("points")
+    if not isinstance(raw, list):
+        got = type(raw).__name__ if raw is not None else "nothing"
+        raise InvalidSeries(f"points: must be a list of builds, got {got}")
     pts = []
-    for p in rec["points"]:
+    for i, p in enumerate(raw):
+        at = f"points[{i}]"
+        if not isinstance(p, dict):
+            raise InvalidSeries(f"{at}: must be an object with a value, got {p!r}")
+        if "value" not in p:
+            raise InvalidSeries(f"{at}.value: missing")
+        value = _number(p["value"], f"{at}.value")
         samples = p.get("samples")
-        pts.append(Point(float(p["value"]), tuple(samples) if samples else None, p.get("count"), p.get("total")))
+        if samples is not None:
+            if not isinstance(samples, list):
+                raise InvalidSeries(f"{at}.samples: must be a list of numbers, got {samples!r}")
+            try:  # one sum for the common all-numbers case; the slow pass only to name the bad run
+                ok = math.isfinite(sum(samples))
+            except TypeError:
+                ok = False
+            if not ok:
+                for j, x in enumerate(samples):
+                    _number(x, f"{at}.samples[{j}]")
+            samples = tuple(samples)
+        count, total = p.get("count"), p.get("total")
+        if (count is None) != (total is None):
+            raise InvalidSeries(f"{at}: count and total must be given together")
+        if count is not None:
+            count, total = _count(count, f"{at}.count"), _count(total, f"{at}.total")
+        try:
+            pts.append(Point(value, samples or None, count, total))
+        except ValueError as exc:
+            raise InvalidSeries(f"{at}: {exc}") from None
     return pts
+
+
+def series_settings(rec: dict) -> tuple[str, bool]:
+    """``(kind, lower_is_better)`` of a series record (defaults ``other`` and lower is better); the record must
+    have an ``id``."""
+    if not isinstance(rec.get("id"), (str, int)) or isinstance(rec.get("id"), bool):
+        raise InvalidSeries(f"id: must be a string or a number, got {rec.get('id')!r}")
+    kind = rec.get("kind", "other")
+    if kind not in KINDS:
+        raise InvalidSeries(f"kind: must be one of {', '.join(KINDS)}, got {kind!r}")
+    direction = rec.get("direction", "lower_is_better")
+    if direction not in DIRECTIONS:
+        raise InvalidSeries(f"direction: must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    return kind, direction == "lower_is_better"
 
 
 def detect_series(rec: dict, *, online: bool, config: DetectorConfig = DEFAULT) -> dict:
     """Change points of one series record; ``config`` without an ``abs_floor`` gets the kind's default one."""
-    kind = rec.get("kind", "other")
-    lower = rec.get("direction", "lower_is_better") != "higher_is_better"
+    kind, lower = series_settings(rec)
     pts = series_points(rec)
     fn = detect_online if online else detect_hindsight
     if config.abs_floor is None:
@@ -67,9 +130,17 @@ def run(series_path: str, *, online: bool, out: TextIO) -> int:
                 continue
             try:
                 rec = json.loads(line)
+            except ValueError as exc:
+                print(f"{series_path}:{lineno}: not JSON: {exc}", file=sys.stderr)
+                return 2
+            if not isinstance(rec, dict):
+                print(f"{series_path}:{lineno}: a series must be a JSON object, got {type(rec).__name__}",
+                      file=sys.stderr)
+                return 2
+            try:
                 result = detect_series(rec, online=online)
-            except (ValueError, KeyError, TypeError) as exc:
-                print(f"{series_path}:{lineno}: {exc}", file=__import__("sys").stderr)
+            except InvalidSeries as exc:
+                print(f"{series_path}:{lineno}: {rec.get('id', '(no id)')}: {exc}", file=sys.stderr)
                 return 2
             out.write(json.dumps(result, separators=(",", ":")) + "\n")
     return 0

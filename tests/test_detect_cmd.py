@@ -1,0 +1,65 @@
+"""``perfplatform detect``: a bad series line stops the run with exit 2 and names the line, the series and the field."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perfplatform.detect_cmd import run
+
+GOOD = {"id": "ok", "kind": "time", "points": [{"value": 100.0}] * 30}
+
+
+def _run(tmp_path, lines: list[str]) -> tuple[int, str, str]:
+    path = tmp_path / "series.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    out, err = io.StringIO(), io.StringIO()
+    old, sys.stderr = sys.stderr, err
+    try:
+        rc = run(str(path), online=True, out=out)
+    finally:
+        sys.stderr = old
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("record,message", [
+    ({"id": "a", "kind": "weird", "points": []}, "a: kind: must be one of time, memory"),
+    ({"id": "a", "kind": "time", "direction": "higher_is_beter", "points": []}, "a: direction: must be one of"),
+    ({"id": "a", "kind": "time"}, "a: points: must be a list of builds"),
+    ({"id": "a", "kind": "time", "points": [{"value": 1.0}, {"value": "x"}]}, "a: points[1].value: must be a finite"),
+    ({"id": "a", "kind": "time", "points": [{"value": 1.0}, {"build": "2"}]}, "a: points[1].value: missing"),
+    ({"id": "a", "kind": "time", "points": [{"value": 1.0, "samples": [1.0, None]}]}, "a: points[0].samples[1]:"),
+    ({"id": "a", "kind": "rate", "points": [{"value": 0.1, "count": 5}]}, "a: points[0]: count and total must"),
+    ({"id": "a", "kind": "rate", "points": [{"value": 0.1, "count": 5, "total": 2.5}]}, "a: points[0].total: must"),
+    ({"id": "a", "kind": "rate", "points": [{"value": 0.1, "count": 5, "total": 3}]}, "a: points[0]: Point.count (5)"),
+    ({"kind": "time", "points": []}, "(no id): id: must be a string or a number"),
+])
+def test_it_names_the_field_of_an_invalid_series(tmp_path, record, message):
+    rc, out, err = _run(tmp_path, [json.dumps(GOOD), json.dumps(record)])
+    assert rc == 2
+    assert f"series.jsonl:2: {message}" in err
+    assert json.loads(out.splitlines()[0])["id"] == "ok"  # the series before the bad line were written
+
+
+@pytest.mark.parametrize("line,message", [
+    ("[1, 2]", "series.jsonl:1: a series must be a JSON object, got list"),
+    ('{"id": "a", ', "series.jsonl:1: not JSON:"),
+])
+def test_it_refuses_a_line_that_is_not_a_series_object(tmp_path, line, message):
+    rc, out, err = _run(tmp_path, [line])
+    assert rc == 2 and out == ""
+    assert message in err
+
+
+def test_it_exits_2_with_a_message_from_the_command_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "a", "kind": "time", "points": [{"value": True}]}) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "perfplatform.cli", "detect", str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "bad.jsonl:1: a: points[0].value: must be a finite number, got True" in proc.stderr
+    assert "Traceback" not in proc.stderr
