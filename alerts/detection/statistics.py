@@ -176,6 +176,10 @@ class Noise:
     ar_share: float = 1.0
 
 
+#: ``E[X^2 | |X| < z_.95]`` for a standard normal X: the mean square of the 90% smallest of its absolute values.
+TRIM90_MEAN_SQUARE = 0.6230
+
+
 def trimmed_scale(d: np.ndarray) -> float:
     """Normal-consistent scale of ``d``: RMS of the 90% of deviations from the median closest to it.
 
@@ -186,7 +190,7 @@ def trimmed_scale(d: np.ndarray) -> float:
     keep = max(1, int(a.size * 0.9))
     if keep < a.size:
         a = np.partition(a, keep - 1)[:keep]
-    return float(math.sqrt(float(np.dot(a, a)) / keep / 0.6230))
+    return float(math.sqrt(float(np.dot(a, a)) / keep / TRIM90_MEAN_SQUARE))
 
 
 def ar1_from_ratio(r: float) -> float:
@@ -283,16 +287,31 @@ def noise_contrast(noise: Noise, n_after: int, n_before: int) -> float:
     return (1 - share) * iid + share * contrast_var(n_after, n_before, noise.rho)
 
 
+#: Fewest non-zero build-to-build steps in a window from which their own scale is the creep's (with fewer, they
+#: may be mostly the changes being looked for).
+MIN_CREEP_STEPS = 10
+
+
 def estimate_step_noise(y: np.ndarray) -> Noise:
     """Noise of a deterministic metric (size): the typical build-to-build step of ordinary commits.
 
-    Ordinary commits make a random walk of mostly-zero tiny steps (creep); planted changes are rare large
-    steps. The scale is the root mean square of the steps after trimming the largest 10%, which keeps the
-    creep and drops real jumps.
+    Ordinary commits make a random walk of mostly-zero tiny steps (creep); changes are rare large steps. Most
+    commits leave the artefact as it was, so the creep is sparse, and what a step is judged against is the size
+    of an ordinary *non-zero* step: from ``MIN_CREEP_STEPS`` of them in the window, ``sigma`` is their
+    normal-consistent RMS after dropping the largest 10% (real jumps). The RMS of all steps (zeros included),
+    which is what the window's scale was before and still is with fewer non-zero steps, understates an
+    ordinary step about 4x when 30% of commits move the size, and steps of ordinary commits twice the usual
+    size then read as changes (80 false alarms on 300 simulated series whose creep is 0.04% a commit).
     """
     if y.size < 3:
         return Noise(0.0, 0.0, 1.0)
     d = np.abs(np.diff(y))
+    moved = d[d > 0]
+    if moved.size >= MIN_CREEP_STEPS:
+        keep = max(1, int(moved.size * 0.9))
+        part = np.partition(moved, keep - 1)[:keep] if keep < moved.size else moved
+        return Noise(sigma=float(math.sqrt(np.mean(part * part) / TRIM90_MEAN_SQUARE)), rho=0.0,
+                     df=max(1.0, 0.5 * keep))
     keep = max(1, int(d.size * 0.9))
     part = np.partition(d, keep - 1)[:keep] if keep < d.size else d
     return Noise(sigma=float(math.sqrt(np.mean(part * part))), rho=0.0, df=max(1.0, 0.5 * keep))

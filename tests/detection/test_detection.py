@@ -39,6 +39,28 @@ def test_it_ignores_size_creep():
     assert detect_online(size_series(rng, 400, creep=2e-4), kind="size") == []
 
 
+def test_it_ignores_the_larger_steps_of_a_sparse_creep():
+    # 30% of commits move a 150 MB artefact, by 0.04% (60 kB) typically. Judged against the RMS of all steps,
+    # zeros included (4x smaller than an ordinary non-zero step), a commit's 120 kB cleared the 100 kB floor and
+    # read as a change: 274 alerts after build 60 on these 40 series. Against the non-zero steps: none. (Before
+    # build 60 a window holds too few non-zero steps to know their scale.)
+    config = DEFAULT.with_overrides(abs_floor=100_000.0)
+    late = []
+    for seed in range(40):
+        pts = size_series(np.random.default_rng(100 + seed), 300, base=1.5e8, creep=4e-4)
+        late += [cp.index for cp in detect_online(pts, kind="size", config=config) if cp.index >= 60]
+    assert late == []
+
+
+def test_it_still_alerts_on_a_half_percent_size_step_among_a_sparse_creep():
+    config = DEFAULT.with_overrides(abs_floor=100_000.0)
+    for seed in range(10):
+        pts = size_series(np.random.default_rng(500 + seed), 300, base=1.5e8, creep=4e-4, shifts={200: 0.005})
+        cps = detect_online(pts, kind="size", config=config)
+        assert [(cp.index, cp.withdrawn) for cp in cps if cp.index >= 60] == [(200, False)]
+        assert [cp.index for cp in detect_hindsight(pts, kind="size", config=config) if cp.index >= 60] == [200]
+
+
 def test_it_detects_a_time_regression_within_a_few_builds_with_a_full_result():
     rng = np.random.default_rng(3)
     pts = time_series(rng, 150, shifts={90: 0.08})

@@ -162,12 +162,23 @@ def test_it_gives_a_trimmed_mean_variance_factor_that_matches_simulation():
     assert predicted == pytest.approx(np.var(x.mean(axis=1)), rel=0.05)
 
 
-def test_it_scales_size_creep_from_ordinary_steps():
+def test_it_scales_size_creep_from_ordinary_non_zero_steps():
     rng = np.random.default_rng(7)
     steps = np.where(rng.random(300) < 0.3, rng.normal(0, 1e-4, 300), 0.0)
     steps[150] = 0.02
     n = estimate_step_noise(np.cumsum(steps))
-    assert 2e-5 < n.sigma < 1e-4
+    # the scale of a commit that moves the size (sd 1e-4), not the RMS of all steps (~0.25e-4 after the trim)
+    assert 0.8e-4 < n.sigma < 1.25e-4
+
+
+def test_it_takes_the_creep_of_a_window_with_few_non_zero_steps_from_all_its_steps():
+    y = np.zeros(60)
+    y[20:] += 0.01  # a real step
+    y[40:] += 1e-5  # and three commits' creep
+    y[45:] -= 2e-5
+    y[50:] += 1e-5
+    n = estimate_step_noise(y)
+    assert n.sigma < 1e-5  # the four non-zero steps are not enough to scale ordinary commits by
 
 
 @settings(max_examples=50)
