@@ -26,16 +26,30 @@ class InvalidSeries(ValueError):
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 
 
+def _short(v: object) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
 def _number(v: object, path: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise InvalidSeries(f"{path}: must be a finite number, got {v!r}")
-    return float(v)
+    try:  # a JSON integer of hundreds of digits overflows a float
+        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+    except OverflowError:
+        ok = False
+    if not ok:
+        raise InvalidSeries(f"{path}: must be a finite number, got {_short(v)}")
+    return float(v)  # type: ignore[arg-type]
 
 
 def _count(v: object, path: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0 or v != int(v):
-        raise InvalidSeries(f"{path}: must be a non-negative whole number, got {v!r}")
-    return int(v)
+    try:
+        ok = (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
+              and v == int(v))
+    except OverflowError:
+        ok = False
+    if not ok:
+        raise InvalidSeries(f"{path}: must be a non-negative whole number, got {_short(v)}")
+    return int(v)  # type: ignore[arg-type]
 
 
 def series_points(rec: dict) -> list[Point]:
@@ -48,17 +62,17 @@ def series_points(rec: dict) -> list[Point]:
     for i, p in enumerate(raw):
         at = f"points[{i}]"
         if not isinstance(p, dict):
-            raise InvalidSeries(f"{at}: must be an object with a value, got {p!r}")
+            raise InvalidSeries(f"{at}: must be an object with a value, got {_short(p)}")
         if "value" not in p:
             raise InvalidSeries(f"{at}.value: missing")
         value = _number(p["value"], f"{at}.value")
         samples = p.get("samples")
         if samples is not None:
             if not isinstance(samples, list):
-                raise InvalidSeries(f"{at}.samples: must be a list of numbers, got {samples!r}")
+                raise InvalidSeries(f"{at}.samples: must be a list of numbers, got {_short(samples)}")
             try:  # one sum for the common all-numbers case; the slow pass only to name the bad run
-                ok = math.isfinite(sum(samples))
-            except TypeError:
+                ok = math.isfinite(sum(samples)) and not any(isinstance(x, bool) for x in samples)
+            except (TypeError, OverflowError):
                 ok = False
             if not ok:
                 for j, x in enumerate(samples):
@@ -77,16 +91,22 @@ def series_points(rec: dict) -> list[Point]:
 
 
 def series_settings(rec: dict) -> tuple[str, bool]:
-    """``(kind, lower_is_better)`` of a series record (defaults ``other`` and lower is better); the record must
-    have an ``id``."""
-    if not isinstance(rec.get("id"), (str, int)) or isinstance(rec.get("id"), bool):
-        raise InvalidSeries(f"id: must be a string or a number, got {rec.get('id')!r}")
-    kind = rec.get("kind", "other")
+    """``(kind, lower_is_better)`` of a series record (``kind``, ``direction`` absent or null: ``other``, lower is
+    better); the record must have an ``id`` and may have a ``unit`` (a string)."""
+    sid = rec.get("id")
+    if not isinstance(sid, (str, int)) or isinstance(sid, bool):
+        raise InvalidSeries(f"id: must be a string or an integer, got {_short(sid)}")
+    kind = rec.get("kind")
+    kind = "other" if kind is None else kind
     if kind not in KINDS:
-        raise InvalidSeries(f"kind: must be one of {', '.join(KINDS)}, got {kind!r}")
-    direction = rec.get("direction", "lower_is_better")
+        raise InvalidSeries(f"kind: must be one of {', '.join(KINDS)}, got {_short(kind)}")
+    direction = rec.get("direction")
+    direction = "lower_is_better" if direction is None else direction
     if direction not in DIRECTIONS:
-        raise InvalidSeries(f"direction: must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+        raise InvalidSeries(f"direction: must be one of {', '.join(DIRECTIONS)}, got {_short(direction)}")
+    unit = rec.get("unit")
+    if unit is not None and not isinstance(unit, str):
+        raise InvalidSeries(f"unit: must be a string, got {_short(unit)}")
     return kind, direction == "lower_is_better"
 
 
@@ -123,9 +143,13 @@ def detect_series(rec: dict, *, online: bool, config: DetectorConfig = DEFAULT) 
 
 def run(series_path: str, *, online: bool, out: TextIO) -> int:
     """Detect change points in every series of ``series_path``; 0 on success, 2 on invalid input."""
-    with open(series_path) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
+    with open(series_path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError as exc:
+                print(f"{series_path}:{lineno}: not UTF-8: {exc}", file=sys.stderr)
+                return 2
             if not line:
                 continue
             try:

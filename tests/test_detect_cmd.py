@@ -15,8 +15,12 @@ GOOD = {"id": "ok", "kind": "time", "points": [{"value": 100.0}] * 30}
 
 
 def _run(tmp_path, lines: list[str]) -> tuple[int, str, str]:
+    return _run_bytes(tmp_path, "".join(line + "\n" for line in lines).encode())
+
+
+def _run_bytes(tmp_path, content: bytes) -> tuple[int, str, str]:
     path = tmp_path / "series.jsonl"
-    path.write_text("".join(line + "\n" for line in lines))
+    path.write_bytes(content)
     out, err = io.StringIO(), io.StringIO()
     old, sys.stderr = sys.stderr, err
     try:
@@ -36,7 +40,15 @@ def _run(tmp_path, lines: list[str]) -> tuple[int, str, str]:
     ({"id": "a", "kind": "rate", "points": [{"value": 0.1, "count": 5}]}, "a: points[0]: count and total must"),
     ({"id": "a", "kind": "rate", "points": [{"value": 0.1, "count": 5, "total": 2.5}]}, "a: points[0].total: must"),
     ({"id": "a", "kind": "rate", "points": [{"value": 0.1, "count": 5, "total": 3}]}, "a: points[0]: Point.count (5)"),
-    ({"kind": "time", "points": []}, "(no id): id: must be a string or a number"),
+    ({"kind": "time", "points": []}, "(no id): id: must be a string or an integer"),
+    ({"id": 1.5, "kind": "time", "points": []}, "1.5: id: must be a string or an integer, got 1.5"),
+    ({"id": "a", "kind": "size", "unit": 5, "points": []}, "a: unit: must be a string, got 5"),
+    ({"id": "a", "kind": "time", "points": [{"value": 10 ** 400}]}, "a: points[0].value: must be a finite number"),
+    ({"id": "a", "kind": "time", "points": [{"value": "100.0"}]}, "a: points[0].value: must be a finite number"),
+    ({"id": "a", "kind": "time", "points": [{"value": 1.0, "samples": [1.0, True]}]},
+     "a: points[0].samples[1]: must be a finite number, got True"),
+    ({"id": "a", "kind": "rate", "points": [{"value": 0.1, "count": 10 ** 400, "total": 3}]},
+     "a: points[0].count: must be a non-negative whole number"),
 ])
 def test_it_names_the_field_of_an_invalid_series(tmp_path, record, message):
     rc, out, err = _run(tmp_path, [json.dumps(GOOD), json.dumps(record)])
@@ -53,6 +65,19 @@ def test_it_refuses_a_line_that_is_not_a_series_object(tmp_path, line, message):
     rc, out, err = _run(tmp_path, [line])
     assert rc == 2 and out == ""
     assert message in err
+
+
+def test_it_refuses_a_line_that_is_not_utf8(tmp_path):
+    rc, out, err = _run_bytes(tmp_path, json.dumps(GOOD).encode() + b"\n" + b'{"id": "\xff"}\n')
+    assert rc == 2 and "series.jsonl:2: not UTF-8" in err
+    assert json.loads(out)["id"] == "ok"
+
+
+def test_it_takes_a_null_kind_and_direction_as_not_given(tmp_path):
+    rec = {"id": "n", "kind": None, "direction": None, "unit": None, "points": [{"value": 5.0}] * 40}
+    rc, out, err = _run(tmp_path, [json.dumps(rec)])
+    assert rc == 0 and err == ""
+    assert json.loads(out) == {"id": "n", "change_points": []}
 
 
 def test_it_exits_2_with_a_message_from_the_command_line(tmp_path):

@@ -39,8 +39,10 @@ from .statistics import (
 Z95 = 1.959963984540054
 #: One-sided 5% z: an open alert whose evidence drops below this is withdrawn.
 Z_WITHDRAW = 1.6448536269514722
-#: Tolerance, in creep standard deviations, on the min_change of deterministic metrics.
-STEP_TOLERANCE = 3.0
+#: Tolerance, in creep standard deviations, on the min_change of deterministic metrics (the creep of the commits
+#: around a change moves its measured step; with the creep scaled by the commits that move the size, 3 let a 0.4%
+#: step through a 0.5% min_change on a series creeping 0.04% a commit).
+STEP_TOLERANCE = 2.0
 #: Builds that must arrive after an alert before it can be confirmed (time to refine its culprit); a late
 #: alert (detected long after its culprit) waits half its delay.
 CONFIRM_HOLD = 3

@@ -267,8 +267,8 @@ def noiseless_scale(y: np.ndarray) -> float:
     memory or score series): ``NOISELESS_RELATIVE`` of its largest magnitude, so that every split's score is
     in z units (any real difference is then overwhelmingly significant and the policy gates, min_change first,
     decide) whatever the unit of the values; 1 for an all-zero window."""
-    m = float(np.max(np.abs(y))) if y.size else 0.0
-    return NOISELESS_RELATIVE * m if m > 0 else 1.0
+    scale = NOISELESS_RELATIVE * float(np.max(np.abs(y))) if y.size else 0.0
+    return scale if scale > 0 else 1.0  # 1 also where the product underflows (values under ~1e-314)
 
 
 def trim_absorbs_shifts(n: int, shifts: int) -> bool:
@@ -290,6 +290,8 @@ def noise_contrast(noise: Noise, n_after: int, n_before: int) -> float:
 #: Fewest non-zero build-to-build steps in a window from which their own scale is the creep's (with fewer, they
 #: may be mostly the changes being looked for).
 MIN_CREEP_STEPS = 10
+#: Non-zero steps beyond this many times their median are changes, not creep (3.4 sd of a normal creep).
+CREEP_OUTLIER_MEDIANS = 5.0
 
 
 def estimate_step_noise(y: np.ndarray) -> Noise:
@@ -298,7 +300,9 @@ def estimate_step_noise(y: np.ndarray) -> Noise:
     Ordinary commits make a random walk of mostly-zero tiny steps (creep); changes are rare large steps. Most
     commits leave the artefact as it was, so the creep is sparse, and what a step is judged against is the size
     of an ordinary *non-zero* step: from ``MIN_CREEP_STEPS`` of them in the window, ``sigma`` is their
-    normal-consistent RMS after dropping the largest 10% (real jumps). The RMS of all steps (zeros included),
+    normal-consistent RMS after dropping those beyond ``CREEP_OUTLIER_MEDIANS`` times their median and then the
+    largest 10% (real jumps), with the trimmed RMS's degrees of freedom (80% of the steps kept, its efficiency
+    under normal creep; 9 kept, the fewest, leave the critical z near 8 at the default target). The RMS of all steps (zeros included),
     which is what the window's scale was before and still is with fewer non-zero steps, understates an
     ordinary step about 4x when 30% of commits move the size, and steps of ordinary commits twice the usual
     size then read as changes (80 false alarms on 300 simulated series whose creep is 0.04% a commit).
@@ -308,10 +312,13 @@ def estimate_step_noise(y: np.ndarray) -> Noise:
     d = np.abs(np.diff(y))
     moved = d[d > 0]
     if moved.size >= MIN_CREEP_STEPS:
+        # the changes themselves first: a sparse creep leaves so few non-zero steps that the trim alone does not
+        # drop several real steps in one window
+        moved = moved[moved <= CREEP_OUTLIER_MEDIANS * fast_median(moved)]
         keep = max(1, int(moved.size * 0.9))
         part = np.partition(moved, keep - 1)[:keep] if keep < moved.size else moved
         return Noise(sigma=float(math.sqrt(np.mean(part * part) / TRIM90_MEAN_SQUARE)), rho=0.0,
-                     df=max(1.0, 0.5 * keep))
+                     df=max(1.0, 0.8 * keep))
     keep = max(1, int(d.size * 0.9))
     part = np.partition(d, keep - 1)[:keep] if keep < d.size else d
     return Noise(sigma=float(math.sqrt(np.mean(part * part))), rho=0.0, df=max(1.0, 0.5 * keep))
@@ -516,3 +523,4 @@ def within_build_log_variance(samples) -> tuple[float, int] | None:
     q1, q3 = np.percentile(np.log(s), [25, 75])
     sd = (q3 - q1) / 1.3489795
     return float(sd * sd), n
+

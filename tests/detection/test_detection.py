@@ -42,14 +42,40 @@ def test_it_ignores_size_creep():
 def test_it_ignores_the_larger_steps_of_a_sparse_creep():
     # 30% of commits move a 150 MB artefact, by 0.04% (60 kB) typically. Judged against the RMS of all steps,
     # zeros included (4x smaller than an ordinary non-zero step), a commit's 120 kB cleared the 100 kB floor and
-    # read as a change: 274 alerts after build 60 on these 40 series. Against the non-zero steps: none. (Before
-    # build 60 a window holds too few non-zero steps to know their scale.)
+    # read as a change: 274 alerts after build 60 on these 40 series. Against the non-zero steps, about the
+    # target rate (0.1 per 1000 builds: one expected in these ~9,600). Before build 60 a window holds few
+    # non-zero steps and their scale is uncertain.
     config = DEFAULT.with_overrides(abs_floor=100_000.0)
     late = []
     for seed in range(40):
         pts = size_series(np.random.default_rng(100 + seed), 300, base=1.5e8, creep=4e-4)
         late += [cp.index for cp in detect_online(pts, kind="size", config=config) if cp.index >= 60]
-    assert late == []
+    assert len(late) <= 2
+
+
+def test_it_keeps_the_min_change_of_a_size_series_whose_creep_is_large():
+    # creep 0.04% on 30% of commits, a count-unit artefact (no byte floor): the tolerance on min_change is two
+    # creep sd of the commits that move the size; three let 4 in 40 of these 0.35% steps through a 0.5% minimum
+    for seed in range(40):
+        pts = size_series(np.random.default_rng(seed), 300, base=7.5e5, creep=4e-4, shifts={200: 0.0035})
+        assert 200 not in [cp.index for cp in detect_online(pts, kind="size")]
+
+
+def test_it_finds_each_of_several_size_steps_among_a_sparse_creep():
+    # 10% of commits move the size by 0.01%; four 1% steps 30 builds apart. The 10% trim of the ~10 non-zero
+    # steps in a window does not drop the earlier steps, which inflated the creep scale: 70 of these 160 were
+    # missed until the steps beyond 5 times the median non-zero step were dropped first.
+    config = DEFAULT.with_overrides(abs_floor=100_000.0)
+    shifts = {100: 0.01, 130: 0.01, 160: 0.01, 190: 0.01}
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        level = np.full(300, 1.5e8)
+        for i, rel in shifts.items():
+            level[i:] *= 1 + rel
+        level *= np.exp(np.cumsum(np.where(rng.random(300) < 0.1, rng.normal(0, 1e-4, 300), 0.0)))
+        pts = [Point(float(round(v))) for v in level]
+        live = [cp.index for cp in detect_online(pts, kind="size", config=config) if not cp.withdrawn]
+        assert set(shifts) <= set(live)
 
 
 def test_it_still_alerts_on_a_half_percent_size_step_among_a_sparse_creep():

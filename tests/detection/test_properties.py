@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -68,10 +69,20 @@ def test_it_finds_a_step_in_a_noiseless_series_at_any_magnitude(kind, scale, rel
     assert [c.index for c in detect_hindsight(pts, kind=kind)] == [n0]
 
 
+def test_it_does_not_warn_on_a_noiseless_series_of_subnormal_values():
+    pts = [Point(1e-316)] * 40 + [Point(2e-316)] * 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 0/0 scores would warn
+        detect_online(pts, kind="score")
+        detect_hindsight(pts, kind="score")
+
+
 def test_it_does_not_alert_below_min_change_in_a_noiseless_series():
     pts = [Point(100.0)] * 60 + [Point(100.5)] * 30  # +0.5%, under the timing kind's 1% min_change
     assert detect_online(pts, kind="time") == []
     assert detect_hindsight(pts, kind="time") == []
+    above = [Point(100.0)] * 60 + [Point(101.5)] * 30  # +1.5%: the gate, not the scale, stopped the +0.5%
+    assert [c.index for c in detect_online(above, kind="time")] == [60]
 
 
 @settings(max_examples=25, deadline=None)

@@ -172,13 +172,13 @@ def test_it_scales_size_creep_from_ordinary_non_zero_steps():
 
 
 def test_it_takes_the_creep_of_a_window_with_few_non_zero_steps_from_all_its_steps():
-    y = np.zeros(60)
-    y[20:] += 0.01  # a real step
-    y[40:] += 1e-5  # and three commits' creep
-    y[45:] -= 2e-5
-    y[50:] += 1e-5
-    n = estimate_step_noise(y)
-    assert n.sigma < 1e-5  # the four non-zero steps are not enough to scale ordinary commits by
+    steps = np.zeros(60)
+    steps[20] = 0.01  # a real step
+    steps[[30, 33, 36, 40, 44, 47, 50, 53]] = 1e-5  # and eight commits' creep
+    n = estimate_step_noise(np.cumsum(steps))
+    # nine non-zero steps are too few to scale ordinary commits by: the RMS of all 59 after the 10% trim
+    # (53 kept: the real step and five creep steps dropped, three kept), not the 1e-5 of the creep's own
+    assert n.sigma == pytest.approx(math.sqrt(3e-10 / 53))
 
 
 @settings(max_examples=50)
