@@ -302,10 +302,10 @@ def estimate_step_noise(y: np.ndarray) -> Noise:
     of an ordinary *non-zero* step: from ``MIN_CREEP_STEPS`` of them in the window, ``sigma`` is their
     normal-consistent RMS after dropping those beyond ``CREEP_OUTLIER_MEDIANS`` times their median and then the
     largest 10% (real jumps), with the trimmed RMS's degrees of freedom (80% of the steps kept, its efficiency
-    under normal creep; 9 kept, the fewest, leave the critical z near 8 at the default target). The RMS of all steps (zeros included),
-    which is what the window's scale was before and still is with fewer non-zero steps, understates an
-    ordinary step about 4x when 30% of commits move the size, and steps of ordinary commits twice the usual
-    size then read as changes (80 false alarms on 300 simulated series whose creep is 0.04% a commit).
+    under normal creep: with ten non-zero steps the critical z is near 8 at the default target). The RMS of all
+    steps (zeros included), which is what the window's scale was before and still is with fewer non-zero steps,
+    understates an ordinary step about 4x when 30% of commits move the size, and steps of ordinary commits twice
+    the usual size then read as changes (80 false alarms on 300 simulated series whose creep is 0.04% a commit).
     """
     if y.size < 3:
         return Noise(0.0, 0.0, 1.0)
@@ -523,4 +523,3 @@ def within_build_log_variance(samples) -> tuple[float, int] | None:
     q1, q3 = np.percentile(np.log(s), [25, 75])
     sd = (q3 - q1) / 1.3489795
     return float(sd * sd), n
-
