@@ -17,6 +17,7 @@ from typing import TextIO
 
 from alerts.detection import DEFAULT, Point, detect_hindsight, detect_online
 from alerts.detection.model import KINDS, DetectorConfig, default_abs_floor
+from metrics.formats.common import finite_number
 
 
 class InvalidSeries(ValueError):
@@ -32,24 +33,17 @@ def _short(v: object) -> str:
 
 
 def _number(v: object, path: str) -> float:
-    try:  # a JSON integer of hundreds of digits overflows a float
-        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-    except OverflowError:
-        ok = False
-    if not ok:
+    f = finite_number(v)
+    if f is None:
         raise InvalidSeries(f"{path}: must be a finite number, got {_short(v)}")
-    return float(v)  # type: ignore[arg-type]
+    return f
 
 
 def _count(v: object, path: str) -> int:
-    try:
-        ok = (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
-              and v == int(v))
-    except OverflowError:
-        ok = False
-    if not ok:
+    f = finite_number(v)
+    if f is None or f < 0 or f != int(f):
         raise InvalidSeries(f"{path}: must be a non-negative whole number, got {_short(v)}")
-    return int(v)  # type: ignore[arg-type]
+    return int(f)
 
 
 def series_points(rec: dict) -> list[Point]:

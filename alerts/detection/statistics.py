@@ -180,17 +180,20 @@ class Noise:
 TRIM90_MEAN_SQUARE = 0.6230
 
 
+def drop_largest_tenth(a: np.ndarray) -> np.ndarray:
+    """The 90% smallest of the non-negative values ``a`` (at least one), in no particular order."""
+    keep = max(1, int(a.size * 0.9))
+    return np.partition(a, keep - 1)[:keep] if keep < a.size else a
+
+
 def trimmed_scale(d: np.ndarray) -> float:
     """Normal-consistent scale of ``d``: RMS of the 90% of deviations from the median closest to it.
 
     Dropping the largest 10% makes it robust to level shifts and flaky builds (each touches a few
     differences) while keeping ~80% efficiency (MAD: 37%). Consistency: E[X^2 | |X| < z_.95] = 0.6230.
     """
-    a = np.abs(d - fast_median(d))
-    keep = max(1, int(a.size * 0.9))
-    if keep < a.size:
-        a = np.partition(a, keep - 1)[:keep]
-    return float(math.sqrt(float(np.dot(a, a)) / keep / TRIM90_MEAN_SQUARE))
+    a = drop_largest_tenth(np.abs(d - fast_median(d)))
+    return float(math.sqrt(float(np.dot(a, a)) / a.size / TRIM90_MEAN_SQUARE))
 
 
 def ar1_from_ratio(r: float) -> float:
@@ -314,14 +317,11 @@ def estimate_step_noise(y: np.ndarray) -> Noise:
     if moved.size >= MIN_CREEP_STEPS:
         # the changes themselves first: a sparse creep leaves so few non-zero steps that the trim alone does not
         # drop several real steps in one window
-        moved = moved[moved <= CREEP_OUTLIER_MEDIANS * fast_median(moved)]
-        keep = max(1, int(moved.size * 0.9))
-        part = np.partition(moved, keep - 1)[:keep] if keep < moved.size else moved
+        part = drop_largest_tenth(moved[moved <= CREEP_OUTLIER_MEDIANS * fast_median(moved)])
         return Noise(sigma=float(math.sqrt(np.mean(part * part) / TRIM90_MEAN_SQUARE)), rho=0.0,
-                     df=max(1.0, 0.8 * keep))
-    keep = max(1, int(d.size * 0.9))
-    part = np.partition(d, keep - 1)[:keep] if keep < d.size else d
-    return Noise(sigma=float(math.sqrt(np.mean(part * part))), rho=0.0, df=max(1.0, 0.5 * keep))
+                     df=max(1.0, 0.8 * part.size))
+    part = drop_largest_tenth(d)
+    return Noise(sigma=float(math.sqrt(np.mean(part * part))), rho=0.0, df=max(1.0, 0.5 * part.size))
 
 
 def estimate_rate_noise(y: np.ndarray, v: np.ndarray) -> Noise:
