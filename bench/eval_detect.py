@@ -2,10 +2,13 @@
 """Accuracy of the detector on generated sets: several seeds and profiles, online and hindsight.
 
     .venv/bin/python bench/eval_detect.py [--eval-dir ../shared/eval] [--sets default:400:1,hard:300:7]
-        [--modes online,hindsight] [--jobs 2] [--details]
+        [--modes online,hindsight] [--jobs 2] [--details] [--profiles PROFILES.json]
 
 Generates each set with the evaluation kit's ``gen_series.py`` (into a temporary directory), runs
 ``perfplatform.detect_cmd.detect_series`` on every series and scores with the kit's ``score.py``.
+``--profiles`` adds profiles of one's own to the kit's (a JSON object of profile name -> the parameters of a
+``PROFILES`` entry of ``gen_series.py``, every key of its ``default`` profile), so that sets can be drawn
+from noise the detector was not tuned on: ``bench/lab_profiles.json``.
 """
 
 from __future__ import annotations
@@ -67,12 +70,31 @@ def null_calibration(series: int = 300, length: int = 300, seed: int = 42) -> li
     return rows
 
 
-def generate(eval_dir: Path, profile: str, n: int, seed: int, tmp: Path) -> tuple[Path, Path]:
+#: Runs the kit's generator with extra profiles: argv[1] the generator, argv[2] the profiles (JSON), the rest its
+#: own arguments. The generator is the kit's own file, unchanged; only its ``PROFILES`` table gains entries.
+_GENERATE_WITH_PROFILES = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("gen_series", sys.argv[1])
+gen = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gen)
+gen.PROFILES.update(json.loads(sys.argv[2]))
+sys.argv = [sys.argv[1]] + sys.argv[3:]
+gen.main()
+"""
+
+
+def generate(eval_dir: Path, profile: str, n: int, seed: int, tmp: Path,
+             profiles: dict[str, dict] | None = None) -> tuple[Path, Path]:
     series = tmp / f"{profile}-{n}-{seed}.jsonl"
     truth = tmp / f"{profile}-{n}-{seed}-truth.jsonl"
     if not series.exists():
-        subprocess.run([sys.executable, str(eval_dir / "gen_series.py"), "--n", str(n), "--seed", str(seed),
-                        "--profile", profile, "--out", str(series), "--truth", str(truth)], check=True)
+        args = ["--n", str(n), "--seed", str(seed), "--profile", profile, "--out", str(series), "--truth", str(truth)]
+        gen = str(eval_dir / "gen_series.py")
+        if profiles and profile in profiles:
+            cmd = [sys.executable, "-c", _GENERATE_WITH_PROFILES, gen, json.dumps({profile: profiles[profile]}), *args]
+        else:
+            cmd = [sys.executable, gen, *args]
+        subprocess.run(cmd, check=True)
     return series, truth
 
 
@@ -86,7 +108,9 @@ def main() -> int:
     ap.add_argument("--details", action="store_true", help="print unmatched detections and misses")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--calibration", action="store_true", help="only run the shift-free calibration check")
+    ap.add_argument("--profiles", default=None, help="JSON file of extra generator profiles (name -> parameters)")
     args = ap.parse_args()
+    profiles = json.loads(Path(args.profiles).read_text()) if args.profiles else None
     if args.calibration:
         for row in null_calibration():
             print(json.dumps(row))
@@ -99,7 +123,7 @@ def main() -> int:
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for spec in args.sets.split(","):
             profile, n, seed = spec.split(":")
-            series, truth_path = generate(eval_dir, profile, int(n), int(seed), tmp)
+            series, truth_path = generate(eval_dir, profile, int(n), int(seed), tmp, profiles)
             lines = [ln for ln in series.read_text().splitlines() if ln.strip()]
             truth = score.load(str(truth_path))
             for mode in args.modes.split(","):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The detector on TCPD, the annotated change-point benchmark of van den Burg & Williams (2020), scored as TCPDBench does.
 
-    .venv/bin/python bench/eval_tcpd.py [--data-dir bench/data/tcpd] [--margin 5] [--json] [--details]
+    .venv/bin/python bench/eval_tcpd.py [--data-dir bench/data/tcpd] [--tcpd-repo GIT_DIR] [--margin 5] [--json]
+        [--details]
 
 Reads ``series.jsonl``/``truth.jsonl`` of ``bench/data/tcpd`` (univariate TCPD datasets, several human
 annotators each; see ``bench/data/tcpd/SOURCES.md``) and runs five detectors on every series:
@@ -11,7 +12,11 @@ once the series has been read, a drift as one alert), ``ttest`` (the Perfherder-
 ``bench/baselines/perfherder_ttest.py``, lower is better) and ``zero`` (no change point). A change
 point is the index of the first point of the new segment, as in TCPD. Per detector it reports the mean
 over datasets of two TCPDBench metrics (``analysis/scripts/metrics.py``), and the CPU seconds
-(``time.process_time``) spent detecting.
+(``time.process_time``) spent detecting. ``--tcpd-repo`` (a TCPD git directory, e.g. a clone of
+github.com/alan-turing-institute/TCPD) adds the univariate datasets ``bench/data/tcpd`` does not keep because
+their terms do not allow a copy here (``convert_tcpd.EXCLUDED``: 10 at TCPD 83b3039), read from that clone for the
+run only; they are reported on their own and with the stored ones (``all``), so the whole univariate benchmark
+is scored without storing it.
 
 F1 (``f_measure``, alpha 0.5), margin M (default 5). Index 0 is added to every annotator's set T_k
 (k = 1..K) and to the predictions X. TP(T, X) is the number of points of T matched to a prediction:
@@ -44,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
+from bench.data.tcpd.convert_tcpd import unstored  # noqa: E402
 from perfplatform.detect_cmd import detect_series  # noqa: E402
 
 DETECTORS = ("hindsight", "online", "online_live", "ttest", "zero")
@@ -179,19 +185,28 @@ def main() -> int:
     ap.add_argument("--margin", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--details", action="store_true", help="also give per-dataset rows")
+    ap.add_argument("--tcpd-repo", default=None,
+                    help="TCPD git directory: also score the univariate datasets not stored here")
     args = ap.parse_args()
-    corpus = load(Path(args.data_dir))
-    res = evaluate(corpus, args.margin)
+    groups = {"stored": load(Path(args.data_dir))}
+    if args.tcpd_repo:
+        groups["not_stored"] = unstored(args.tcpd_repo)
+        groups["all"] = groups["stored"] + groups["not_stored"]
+    results = {name: evaluate(corpus, args.margin) for name, corpus in groups.items()}
     if args.json:
-        out = {k: v for k, v in res.items() if args.details or k != "details"}
-        json.dump(out, sys.stdout, indent=1)
+        out = {name: {k: v for k, v in res.items() if args.details or k != "details"}
+               for name, res in results.items()}
+        json.dump(out if args.tcpd_repo else out["stored"], sys.stdout, indent=1)
         print()
         return 0
-    print(f"{len(corpus)} TCPD datasets from {args.data_dir}; margin {args.margin}; mean over datasets\n")
-    print(markdown(res["report"]))
-    if args.details:
+    for name, res in results.items():
+        source = args.data_dir if name == "stored" else args.tcpd_repo if name == "not_stored" else "both"
+        print(f"{name}: {len(groups[name])} TCPD datasets from {source}; margin {args.margin}; mean over datasets\n")
+        print(markdown(res["report"]))
         print()
-        print(markdown_details(res["details"]))
+        if args.details and name != "all":
+            print(markdown_details(res["details"]))
+            print()
     return 0
 
 

@@ -1,6 +1,7 @@
 """TCPDBench's F1 and cover as bench/eval_tcpd.py computes them, and the TCPD files of bench/data/tcpd."""
 
 import json
+import subprocess
 
 import pytest
 
@@ -90,3 +91,44 @@ def test_the_data_files_load_with_a_series_of_the_stated_length_per_truth():
         for cps in t["annotations"].values():
             assert cps == sorted(cps) and all(0 <= i < t["length"] for i in cps), t["id"]
     assert [(s, t["id"]) for s, t in ev.load(DATA)] == [(by_id[t["id"]], t["id"]) for t in truth]
+
+
+def _tcpd_tree(tmp_path):
+    """A git repository in TCPD's layout: one stored dataset, one whose terms keep it out, one multivariate."""
+    repo = tmp_path / "tcpd"
+    conv = ev.unstored.__globals__
+    stored, kept_out = conv["INCLUDED"][0], "nile"
+    assert kept_out in conv["EXCLUDED"]
+    data = {stored: [1.0, 2.0, None, 4.0], kept_out: [10.0, 10.0, 20.0, 20.0, 20.0], "run_log": [1.0, 2.0]}
+    for name, raw in data.items():
+        d = repo / "datasets" / name
+        d.mkdir(parents=True)
+        series = [{"raw": raw}] * (2 if name == "run_log" else 1)
+        (d / f"{name}.json").write_text(json.dumps({"n_obs": len(raw), "n_dim": len(series), "series": series}))
+    (repo / "annotations.json").write_text(json.dumps(
+        {stored: {"1": [2]}, kept_out: {"1": [2], "2": []}, "run_log": {"1": []}}))
+    run = {"cwd": repo, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q"], **run)
+    subprocess.run(["git", "add", "."], **run)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "data"], **run)
+    return repo, stored, kept_out
+
+
+def test_it_reads_the_datasets_not_stored_from_a_tcpd_clone_for_the_run_only(tmp_path):
+    repo, stored, kept_out = _tcpd_tree(tmp_path)
+    pairs = ev.unstored(str(repo))
+    assert [(s["id"], t["annotations"]) for s, t in pairs] == [(f"tcpd/{kept_out}", {"1": [2], "2": []})]
+    assert [p["value"] for p in pairs[0][0]["points"]] == [10.0, 10.0, 20.0, 20.0, 20.0]
+    assert pairs[0][1]["length"] == 5
+
+
+def test_it_scores_stored_and_not_stored_datasets_apart_and_together(tmp_path, capsys, monkeypatch):
+    repo, _, kept_out = _tcpd_tree(tmp_path)
+    monkeypatch.setattr("sys.argv", ["eval_tcpd.py", "--tcpd-repo", str(repo), "--json"])
+    assert ev.main() == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"stored", "not_stored", "all"}
+    n_stored = out["stored"]["report"]["zero"]["datasets"]
+    assert n_stored > 0 and out["not_stored"]["report"]["zero"]["datasets"] == 1
+    assert out["all"]["report"]["zero"]["datasets"] == n_stored + 1
+    assert out["not_stored"]["report"]["zero"]["f1"] < 1.0  # an annotated change the zero detector misses

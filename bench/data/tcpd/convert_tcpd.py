@@ -80,34 +80,55 @@ def fill_missing(raw: list[float | None]) -> list[float]:
     return out
 
 
+def dataset(repo: str, rev: str, name: str, annotations: dict) -> tuple[dict, dict] | None:
+    """(series, truth) of one univariate dataset in the kit's formats; None for a multivariate one."""
+    data = json.loads(git_show(repo, rev, f"datasets/{name}/{name}.json"))
+    if data["n_dim"] != 1:
+        return None
+    values = fill_missing(data["series"][0]["raw"])
+    n = len(values)
+    if n != data["n_obs"]:
+        raise SystemExit(f"{name}: {n} values, n_obs {data['n_obs']}")
+    ann = {uid: sorted(int(i) for i in cps) for uid, cps in annotations[name].items()}
+    bad = [i for cps in ann.values() for i in cps if not 0 <= i < n]
+    if bad:
+        raise SystemExit(f"{name}: annotation outside 0..{n - 1}: {bad}")
+    sid = f"tcpd/{name}"
+    return ({"id": sid, "metric": name, "kind": "other", "unit": "value", "direction": "lower_is_better",
+             "points": [{"build": str(i), "value": v} for i, v in enumerate(values)]},
+            {"id": sid, "length": n, "annotations": ann})
+
+
 def convert(repo: str, rev: str) -> tuple[list[dict], list[dict]]:
     annotations = json.loads(git_show(repo, rev, "annotations.json"))
     series, truth = [], []
     for name in dataset_names(repo, rev):
-        data = json.loads(git_show(repo, rev, f"datasets/{name}/{name}.json"))
-        if data["n_dim"] != 1:
-            continue
         if name in EXCLUDED:
+            continue
+        pair = dataset(repo, rev, name, annotations)
+        if pair is None:
             continue
         if name not in INCLUDED:
             raise SystemExit(f"{name}: univariate dataset not reviewed; add it to INCLUDED or EXCLUDED")
-        values = fill_missing(data["series"][0]["raw"])
-        n = len(values)
-        if n != data["n_obs"]:
-            raise SystemExit(f"{name}: {n} values, n_obs {data['n_obs']}")
-        ann = {uid: sorted(int(i) for i in cps) for uid, cps in annotations[name].items()}
-        bad = [i for cps in ann.values() for i in cps if not 0 <= i < n]
-        if bad:
-            raise SystemExit(f"{name}: annotation outside 0..{n - 1}: {bad}")
-        sid = f"tcpd/{name}"
-        series.append({"id": sid, "metric": name, "kind": "other", "unit": "value",
-                       "direction": "lower_is_better",
-                       "points": [{"build": str(i), "value": v} for i, v in enumerate(values)]})
-        truth.append({"id": sid, "length": n, "annotations": ann})
+        series.append(pair[0])
+        truth.append(pair[1])
     missing = sorted(set(INCLUDED) - {s["metric"] for s in series})
     if missing:
         raise SystemExit(f"not in the tree: {missing}")
     return series, truth
+
+
+def unstored(repo: str, rev: str = "HEAD") -> list[tuple[dict, dict]]:
+    """(series, truth) of the univariate datasets in ``EXCLUDED``, read from ``repo`` for a run and never written
+    here (their terms do not let this folder keep a copy); ``bench/eval_tcpd.py --tcpd-repo`` scores them."""
+    annotations = json.loads(git_show(repo, rev, "annotations.json"))
+    out = []
+    for name in dataset_names(repo, rev):
+        if name in EXCLUDED:
+            pair = dataset(repo, rev, name, annotations)
+            if pair is not None:
+                out.append(pair)
+    return out
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:
