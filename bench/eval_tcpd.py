@@ -14,9 +14,9 @@ point is the index of the first point of the new segment, as in TCPD. Per detect
 over datasets of two TCPDBench metrics (``analysis/scripts/metrics.py``), and the CPU seconds
 (``time.process_time``) spent detecting. ``--tcpd-repo`` (a TCPD git directory, e.g. a clone of
 github.com/alan-turing-institute/TCPD) adds the univariate datasets ``bench/data/tcpd`` does not keep because
-their terms do not allow a copy here (``convert_tcpd.EXCLUDED``: 10 at TCPD 83b3039), read from that clone for the
-run only; they are reported on their own and with the stored ones (``all``), so the whole univariate benchmark
-is scored without storing it.
+their terms do not allow a copy here (the univariate ones of ``convert_tcpd.EXCLUDED``: 10 at TCPD 83b3039),
+read from that clone for the run only; they are reported on their own and with the stored ones (``all``), so
+the univariate datasets in TCPD's repository are all scored without storing any of those ten.
 
 F1 (``f_measure``, alpha 0.5), margin M (default 5). Index 0 is added to every annotator's set T_k
 (k = 1..K) and to the predictions X. TP(T, X) is the number of points of T matched to a prediction:
