@@ -135,7 +135,10 @@ def predict(name: str, rec: dict) -> list[int]:
 
 
 def evaluate(corpus: list[tuple[dict, dict]], margin: int) -> dict:
-    acc = {name: {"f1": [], "cover": [], "change_points": 0, "cpu_s": 0.0} for name in DETECTORS}
+    """Every detector on every dataset: ``report`` (per detector: means over datasets, change points, CPU),
+    ``details`` (a row per dataset and detector) and ``scores`` (the unrounded per-dataset values the report
+    averages, for ``combine``)."""
+    acc = _empty()
     details = []
     for rec, truth in corpus:
         n = truth["length"]
@@ -152,12 +155,32 @@ def evaluate(corpus: list[tuple[dict, dict]], margin: int) -> dict:
             a["cpu_s"] += cpu
             details.append({"id": truth["id"], "length": n, "detector": name, "f1": round(f1, 4),
                             "cover": round(cov, 4), "predicted": sorted(pred)})
-    report = {name: {"datasets": len(a["f1"]),
-                     "f1": round(sum(a["f1"]) / len(a["f1"]), 4) if a["f1"] else None,
-                     "cover": round(sum(a["cover"]) / len(a["cover"]), 4) if a["cover"] else None,
-                     "change_points": a["change_points"], "cpu_s": round(a["cpu_s"], 3)}
-              for name, a in acc.items()}
-    return {"margin": margin, "report": report, "details": details}
+    return {"margin": margin, "report": _report(acc), "details": details, "scores": acc}
+
+
+def combine(*results: dict) -> dict:
+    """One result for the union of the datasets of several ``evaluate`` results, without detecting again."""
+    acc = _empty()
+    for res in results:
+        for name, a in res["scores"].items():
+            acc[name]["f1"] += a["f1"]
+            acc[name]["cover"] += a["cover"]
+            acc[name]["change_points"] += a["change_points"]
+            acc[name]["cpu_s"] += a["cpu_s"]
+    return {"margin": results[0]["margin"], "report": _report(acc),
+            "details": [d for res in results for d in res["details"]], "scores": acc}
+
+
+def _empty() -> dict:
+    return {name: {"f1": [], "cover": [], "change_points": 0, "cpu_s": 0.0} for name in DETECTORS}
+
+
+def _report(acc: dict) -> dict:
+    return {name: {"datasets": len(a["f1"]),
+                   "f1": round(sum(a["f1"]) / len(a["f1"]), 4) if a["f1"] else None,
+                   "cover": round(sum(a["cover"]) / len(a["cover"]), 4) if a["cover"] else None,
+                   "change_points": a["change_points"], "cpu_s": round(a["cpu_s"], 3)}
+            for name, a in acc.items()}
 
 
 COLS = ("datasets", "f1", "cover", "change_points", "cpu_s")
@@ -191,10 +214,12 @@ def main() -> int:
     groups = {"stored": load(Path(args.data_dir))}
     if args.tcpd_repo:
         groups["not_stored"] = unstored(args.tcpd_repo)
-        groups["all"] = groups["stored"] + groups["not_stored"]
     results = {name: evaluate(corpus, args.margin) for name, corpus in groups.items()}
+    if args.tcpd_repo:
+        results["all"] = combine(results["stored"], results["not_stored"])
+        groups["all"] = groups["stored"] + groups["not_stored"]
     if args.json:
-        out = {name: {k: v for k, v in res.items() if args.details or k != "details"}
+        out = {name: {k: v for k, v in res.items() if k != "scores" and (args.details or k != "details")}
                for name, res in results.items()}
         json.dump(out if args.tcpd_repo else out["stored"], sys.stdout, indent=1)
         print()
