@@ -196,6 +196,55 @@ def trimmed_scale(d: np.ndarray) -> float:
     return float(math.sqrt(float(np.dot(a, a)) / a.size / TRIM90_MEAN_SQUARE))
 
 
+#: Half-width of the running median a flaky build is judged against: 7 builds, so that up to three flaky builds
+#: among them (dense at 10-15% flaky builds) do not move it; with three builds (the scan's running median), the
+#: ordinary build between two flaky ones read as a dip.
+FLAKY_HALF_WIDTH = 3
+#: A build is flaky when it lies this many build-to-build noise sd from that running median: far beyond what the
+#: noise makes (4 sd is ~6e-5 of normal builds), and tested flat from 4 to 6 on generated flaky builds.
+FLAKY_SD = 5.0
+
+
+def flaky_builds(y: np.ndarray) -> np.ndarray | None:
+    """Builds of a window that are flaky (one slow runner, a cold cache: every run of the build moved together),
+    as a mask, or None when there are none.
+
+    Build ``i`` (not among the first or last ``FLAKY_HALF_WIDTH``, which lack a centred neighbourhood) is flaky
+    when ``|y_i - m_i| > FLAKY_SD * s``, with ``m_i`` the median of the ``2 * FLAKY_HALF_WIDTH + 1`` builds
+    centred on it and ``s = MAD(diff y) / sqrt(2)`` the build-to-build noise sd (the MAD: half the differences may
+    be spoilt before it breaks, where the 10% trim of ``trimmed_scale`` gives way at 5% flaky builds, each
+    spoiling two differences). A level step is not flaky: the running median follows it (the builds on each
+    side of it are each their side's majority), and so is a run of more than ``FLAKY_HALF_WIDTH`` builds.
+    """
+    h = FLAKY_HALF_WIDTH
+    n = y.size
+    if n < 2 * h + 3:
+        return None
+    s = mad_sigma(np.diff(y)) / math.sqrt(2.0)
+    if not s > 0:
+        return None
+    y = np.ascontiguousarray(y)
+    # the windows as a strided view (sliding_window_view's checks cost more than the partition)
+    win = np.lib.stride_tricks.as_strided(y, shape=(n - 2 * h, 2 * h + 1), strides=(y.strides[0],) * 2,
+                                          writeable=False)
+    med = np.partition(win, h, axis=1)[:, h]
+    far = np.abs(y[h:n - h] - med) > FLAKY_SD * s
+    if not far.any():
+        return None
+    mask = np.zeros(n, dtype=bool)
+    mask[h:n - h] = far
+    return mask
+
+
+def without_flaky(y: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``y`` with each flaky build (``mask``) replaced by the running median it was judged against."""
+    h = FLAKY_HALF_WIDTH
+    idx = np.flatnonzero(mask)
+    out = y.copy()
+    out[idx] = [fast_median(y[i - h:i + h + 1]) for i in idx]
+    return out
+
+
 def ar1_from_ratio(r: float) -> float:
     """Solve ``(1 + rho)(1 + rho^2) = 1 / r`` for rho in [0, 0.8] (r = Var(diff_1) / Var(diff_4))."""
     if r >= 1.0:
@@ -211,7 +260,8 @@ def ar1_from_ratio(r: float) -> float:
     return rho
 
 
-def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[int] = ()) -> Noise:
+def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[int] = (),
+                   flaky: np.ndarray | None = None) -> Noise:
     """Robust noise of a level series that may contain a few level shifts and outliers.
 
     Model: ``e_k = r_k + w_k`` with ``w_k`` independent sampling noise of the build value (variance ``W``,
@@ -227,17 +277,22 @@ def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[in
     windows of 35+ builds: in a shorter one the shift inflates ``s4``, so rho (up to its 0.8 cap) and the
     variance of every contrast, and hides itself. ``cuts`` (window positions where a level may change) drop
     the differences that span them (``y[i + l] - y[i]`` with ``i < c <= i + l``, both lags, so that each
-    scale trims ordinary differences only).
+    scale trims ordinary differences only). ``flaky`` (a mask of flaky builds, ``flaky_builds``) drops every
+    difference with a flaky end: with more flaky builds than the trim absorbs, the noise read high and hid
+    timing changes (10% flaky builds: 28 of 36 missed changes never raised).
     """
     n = y.size
     if n < 3:
         return Noise(0.0, 0.0, 1.0)
-    d1, d4 = _lag_diffs(y, 1, cuts), _lag_diffs(y, 4, cuts) if n >= 12 else None
-    if d1 is None or (n >= 12 and d4 is None):  # too few differences left: cut neither lag
-        d1, d4 = _lag_diffs(y, 1, ()), _lag_diffs(y, 4, ()) if n >= 12 else None
-    s1 = trimmed_scale(d1) / math.sqrt(2)
-    s4 = trimmed_scale(d4) / math.sqrt(2) if d4 is not None else s1
-    df = max(1.0, 0.8 * d1.size)
+    r1, r4 = _lag_scale(y, 1, cuts, flaky), _lag_scale(y, 4, cuts, flaky) if n >= 12 else None
+    if r1 is None or (n >= 12 and r4 is None):  # too few differences left: cut neither lag
+        r1, r4 = _lag_scale(y, 1, (), flaky), _lag_scale(y, 4, (), flaky) if n >= 12 else None
+    if r1 is None or (n >= 12 and r4 is None):  # nor leave out the flaky builds' differences
+        r1, r4 = _lag_scale(y, 1, ()), _lag_scale(y, 4, ()) if n >= 12 else None
+    assert r1 is not None
+    s1, size1 = r1
+    s4 = r4[0] if r4 is not None else s1
+    df = max(1.0, 0.8 * size1)
     v1, v4 = s1 * s1, s4 * s4
     w = min(within, v1) if within is not None and within > 0 else 0.0
     a1, a4 = v1 - w, v4 - w
@@ -249,16 +304,38 @@ def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[in
     return Noise(sigma=math.sqrt(sigma2), rho=rho, df=df, ar_share=tau2 / sigma2)
 
 
-def _lag_diffs(y: np.ndarray, lag: int, cuts: Sequence[int]) -> np.ndarray | None:
-    """``y[i + lag] - y[i]`` for every ``i`` whose pair does not span a cut (``i < c <= i + lag``); None when
-    fewer than two would be left."""
+def _lag_diffs(y: np.ndarray, lag: int, cuts: Sequence[int], flaky: np.ndarray | None = None) -> np.ndarray | None:
+    """``y[i + lag] - y[i]`` for every ``i`` whose pair does not span a cut (``i < c <= i + lag``) and has no
+    flaky end; None when fewer than two would be left."""
     d = y[lag:] - y[:-lag]
-    if not cuts:
+    if not cuts and flaky is None:
         return d
-    keep = np.ones(d.size, dtype=bool)
+    keep = np.ones(d.size, dtype=bool) if flaky is None else ~(flaky[lag:] | flaky[:-lag])
     for c in cuts:
         keep[max(0, c - lag):max(0, min(c, d.size))] = False
     return d[keep] if np.count_nonzero(keep) >= 2 else None
+
+
+def _lag_scale(y: np.ndarray, lag: int, cuts: Sequence[int], flaky: np.ndarray | None = None
+               ) -> tuple[float, int] | None:
+    """(``trimmed_scale(d) / sqrt(2)``, ``d.size``) of the lag differences ``d`` (``_lag_diffs``); None when fewer
+    than two are left.
+
+    Differences with a flaky end are left out as the largest: when they are no more than the trim drops, it
+    drops that many fewer of the rest (a few wild builds in runner noise are the differences the trim dropped
+    anyway, and the noise must not read lower for their being known); when they are more, the rest are an
+    ordinary sample and get the trim of their own."""
+    d = _lag_diffs(y, lag, cuts, flaky)
+    if d is None:
+        return None
+    if flaky is not None:
+        every = _lag_diffs(y, lag, cuts)
+        keep = max(1, int((every.size if every is not None else d.size) * 0.9))
+        if keep <= d.size:
+            a = np.abs(d - fast_median(d))
+            a = np.partition(a, keep - 1)[:keep] if keep < a.size else a
+            return float(math.sqrt(float(np.dot(a, a)) / a.size / TRIM90_MEAN_SQUARE / 2.0)), d.size
+    return trimmed_scale(d) / math.sqrt(2), d.size
 
 
 #: Scale of a window without noise (every trimmed difference zero), relative to its values' magnitude.
@@ -395,13 +472,17 @@ class ShiftTest:
     test: str
 
 
-def shift_test(before: np.ndarray, after: np.ndarray, noise: Noise) -> ShiftTest:
+def shift_test(before: np.ndarray, after: np.ndarray, noise: Noise,
+               raw: tuple[np.ndarray, np.ndarray] | None = None) -> ShiftTest:
     """Robust two-segment test: level(after) - level(before) over its AR(1) standard error.
 
     Levels are :func:`robust_location` (median up to 4 builds, 20%-trimmed mean beyond).
     ``se^2 = sigma^2 * contrast_var(n_a, n_b, rho) * f``, where ``f`` is the variance inflation of the
     robust location over the mean (per segment), under normal noise.
-    Sustained: see :func:`is_sustained`.
+    Sustained: see :func:`is_sustained`, on ``raw`` (the segments with their flaky builds, when those were
+    replaced in ``before``/``after``): how often the history went beyond the midpoint is judged on the builds
+    as they came, or a run of flaky builds at the window's end (which no replacement reaches) reads as a new
+    level against a history cleaned of its like.
     """
     nb, na = before.size, after.size
     mb, fb = robust_location(before)
@@ -417,7 +498,8 @@ def shift_test(before: np.ndarray, after: np.ndarray, noise: Noise) -> ShiftTest
         z = delta / se
     else:
         z = 0.0 if delta == 0 else math.copysign(math.inf, delta)
-    sustained = delta != 0 and is_sustained(after, mb + delta / 2, delta > 0, before)
+    rb, ra = raw if raw is not None else (before, after)
+    sustained = delta != 0 and is_sustained(ra, mb + delta / 2, delta > 0, rb)
     infl = math.sqrt(max(1.0, cv / iid))
     return ShiftTest(mb, ma, math.sqrt(var_b_iid) * infl, math.sqrt(var_a_iid) * infl, delta, se, z, nb, na,
                      sustained, "robust two-segment z-test (median / 20%-trimmed means), AR(1) between-build variance")

@@ -21,6 +21,7 @@ from alerts.detection.statistics import (
     estimate_rate_noise,
     estimate_step_noise,
     fast_median,
+    flaky_builds,
     is_sustained,
     mad_sigma,
     median_var_factor,
@@ -31,6 +32,7 @@ from alerts.detection.statistics import (
     shift_test,
     trimmed_mean_variance_factor,
     trimmed_scale,
+    without_flaky,
 )
 
 
@@ -229,3 +231,53 @@ def test_it_cuts_both_lags_or_neither():
     assert estimate_noise(y, cuts=[4, 8]) == estimate_noise(y)
     assert estimate_noise(y[:10], cuts=[5]) != estimate_noise(y[:10])  # short windows cut lag 1 only
     assert estimate_noise(np.arange(20.0) % 3, cuts=[100, -5]) == estimate_noise(np.arange(20.0) % 3)
+
+
+def test_it_flags_flaky_builds_against_the_running_median_of_seven():
+    rng = np.random.default_rng(21)
+    y = rng.normal(0, 0.01, 96)
+    # dense, as at 10-15% flaky builds: the ordinary build 41 between flaky 40 and 42 is not a dip
+    wild = [10, 40, 42, 43, 70]
+    y[wild] += 0.2
+    mask = flaky_builds(y)
+    assert mask is not None and np.flatnonzero(mask).tolist() == wild
+    cleaned = without_flaky(y, mask)
+    assert np.abs(cleaned[wild]).max() < 0.03 and np.array_equal(cleaned[~mask], y[~mask])
+    assert flaky_builds(rng.normal(0, 0.01, 96)) is None
+
+
+def test_a_level_step_or_a_window_edge_is_not_a_flaky_build():
+    rng = np.random.default_rng(22)
+    y = rng.normal(0, 0.01, 96)
+    y[50:] += 0.3  # a step of 30 sd: the running median follows it
+    assert flaky_builds(y) is None
+    y[[1, 94]] += 0.3  # the first and last three builds have no centred neighbourhood
+    assert flaky_builds(y) is None
+    y[[20, 21, 22, 23]] -= 0.3  # a run of four is a level of its own, not flaky builds
+    assert flaky_builds(y) is None
+
+
+def test_it_leaves_flaky_builds_out_of_the_noise():
+    rng = np.random.default_rng(23)
+    plain, known = [], []
+    for _ in range(100):
+        y = rng.normal(0, 0.01, 96)
+        wild = rng.random(96) < 0.15
+        y[wild] += rng.uniform(0.08, 0.4, int(wild.sum()))  # each spoils two differences: 30% of them
+        plain.append(estimate_noise(y).sigma)
+        known.append(estimate_noise(y, flaky=flaky_builds(y)).sigma)
+    assert np.median(plain) > 0.02  # the 10% trim gives way
+    assert np.median(known) == pytest.approx(0.01, rel=0.1)
+
+
+def test_a_few_known_flaky_builds_do_not_make_the_noise_read_low():
+    # Flagged builds take the place of the differences the trim would have dropped, not of ordinary ones.
+    rng = np.random.default_rng(24)
+    ratios = []
+    for _ in range(200):
+        y = rng.standard_t(3, 96) * 0.01  # heavy tails: a few builds are flagged without being flaky
+        mask = flaky_builds(y)
+        if mask is not None:
+            ratios.append(estimate_noise(y, flaky=mask).sigma / estimate_noise(y).sigma)
+    assert len(ratios) > 20
+    assert np.median(ratios) > 0.97
