@@ -16,7 +16,7 @@ from functools import reduce
 
 import numpy as np
 
-from .model import LOG_KINDS, SAMPLED_KINDS, ChangePoint, DetectorConfig, Point
+from .model import DEFAULT_MIN_CHANGE, LOG_KINDS, SAMPLED_KINDS, ChangePoint, DetectorConfig, Point
 from .scan import best_split, plausible_range, rate_split_scores, split_scores
 from .statistics import (
     Noise,
@@ -243,11 +243,12 @@ def short_window_noise(s: Series, noise: Noise, cuts: Sequence[int | None]) -> N
 
 def series_noise(s: Series, cuts: Sequence[int] = ()) -> Noise:
     """Noise of the window ``s``; ``cuts`` (absolute indices of builds where the level may change) inside the
-    window are passed to ``estimate_noise`` for level windows."""
+    window are passed to ``estimate_noise`` for level windows, and so are its flaky builds (``Series.flaky``).
+    A step window's creep leaves out steps of the size kind's default ``min_change`` or more (log scale)."""
     if s.mode == "rate":
         return estimate_rate_noise(s.y, 1.0 / (s.counts + 0.5))
     if s.mode == "step":
-        return estimate_step_noise(s.y)
+        return estimate_step_noise(s.y, math.log1p(DEFAULT_MIN_CHANGE["size"]) if s.log else None)
     within = None
     if s.within is not None:
         w = s.within[~np.isnan(s.within)]

@@ -380,14 +380,14 @@ def noise_contrast(noise: Noise, n_after: int, n_before: int) -> float:
     return (1 - share) * iid + share * contrast_var(n_after, n_before, noise.rho)
 
 
-#: Fewest non-zero build-to-build steps in a window from which their own scale is the creep's (with fewer, they
-#: may be mostly the changes being looked for).
+#: Fewest non-zero build-to-build steps (below ``change_step``) in a window from which their own scale is the
+#: creep's, with their own t reference (with fewer, they may be mostly the changes being looked for).
 MIN_CREEP_STEPS = 10
 #: Non-zero steps beyond this many times their median are changes, not creep (3.4 sd of a normal creep).
 CREEP_OUTLIER_MEDIANS = 5.0
 
 
-def estimate_step_noise(y: np.ndarray) -> Noise:
+def estimate_step_noise(y: np.ndarray, change_step: float | None = None) -> Noise:
     """Noise of a deterministic metric (size): the typical build-to-build step of ordinary commits.
 
     Ordinary commits make a random walk of mostly-zero tiny steps (creep); changes are rare large steps. Most
@@ -395,15 +395,24 @@ def estimate_step_noise(y: np.ndarray) -> Noise:
     of an ordinary *non-zero* step: from ``MIN_CREEP_STEPS`` of them in the window, ``sigma`` is their
     normal-consistent RMS after dropping those beyond ``CREEP_OUTLIER_MEDIANS`` times their median and then the
     largest 10% (real jumps), with the trimmed RMS's degrees of freedom (80% of the steps kept, its efficiency
-    under normal creep: with ten non-zero steps the critical z is near 8 at the default target). The RMS of all
-    steps (zeros included), which is what the window's scale was before and still is with fewer non-zero steps,
-    understates an ordinary step about 4x when 30% of commits move the size, and steps of ordinary commits twice
-    the usual size then read as changes (80 false alarms on 300 simulated series whose creep is 0.04% a commit).
+    under normal creep: with ten non-zero steps the critical z is near 8 at the default target). With fewer, the
+    RMS of all steps (zeros included) after the 10% trim, with half their number as degrees of freedom, but at
+    least the RMS of the non-zero ones: all steps alone understate an ordinary step about 4x when 30% of commits
+    move the size (the trim then drops the largest third of the moving ones), and steps of ordinary commits twice
+    the usual size read as changes (80 false alarms on 300 simulated series whose creep is 0.04% a commit, with
+    every window so scaled; with only the first ~30 builds of a series so scaled, a creep of 0.1% a moving commit
+    still raised 0.55 false alarms per 1000 builds, 41 in 300 series, until that floor: none).
+
+    Steps of ``change_step`` or more (on the log scale: the size kind's default ``min_change``, 0.5%) are changes
+    by definition: they neither count towards those steps nor scale them (four 1% steps among a window's three
+    creep steps would be the majority, their median no outlier threshold, and a floor of 1%).
     """
     if y.size < 3:
         return Noise(0.0, 0.0, 1.0)
     d = np.abs(np.diff(y))
     moved = d[d > 0]
+    if change_step is not None:
+        moved = moved[moved < change_step]
     if moved.size >= MIN_CREEP_STEPS:
         # the changes themselves first: a sparse creep leaves so few non-zero steps that the trim alone does not
         # drop several real steps in one window
@@ -411,7 +420,11 @@ def estimate_step_noise(y: np.ndarray) -> Noise:
         return Noise(sigma=float(math.sqrt(np.mean(part * part) / TRIM90_MEAN_SQUARE)), rho=0.0,
                      df=max(1.0, 0.8 * part.size))
     part = drop_largest_tenth(d)
-    return Noise(sigma=float(math.sqrt(np.mean(part * part))), rho=0.0, df=max(1.0, 0.5 * part.size))
+    sigma = float(math.sqrt(np.mean(part * part)))
+    if moved.size:
+        # a creep step's own size, however few there are: the steps of all commits alone read it 3x too small
+        sigma = max(sigma, float(math.sqrt(np.mean(moved * moved))))
+    return Noise(sigma=sigma, rho=0.0, df=max(1.0, 0.5 * part.size))
 
 
 def estimate_rate_noise(y: np.ndarray, v: np.ndarray) -> Noise:

@@ -78,6 +78,18 @@ def test_it_finds_each_of_several_size_steps_among_a_sparse_creep():
         assert set(shifts) <= set(live)
 
 
+def test_a_large_creep_does_not_alert_in_a_series_first_builds_and_a_real_step_there_still_does():
+    # 30% of commits move a 150 MB artefact by 0.1% (150 kB, above the 100 kB floor): with too few moving commits in
+    # the window for their own scale, the steps of all commits (mostly zero) read an ordinary one 3x too small,
+    # and 118 false size alerts were kept in 60 such series of 120 builds; the creep steps' own RMS is the floor.
+    config = DEFAULT.with_overrides(abs_floor=100_000.0)
+    for seed in range(10):
+        pts = size_series(np.random.default_rng(500 + seed), 120, base=1.5e8, creep=1e-3)
+        assert [cp.index for cp in detect_online(pts, kind="size", config=config) if not cp.withdrawn] == []
+        step = size_series(np.random.default_rng(500 + seed), 120, base=1.5e8, creep=1e-3, shifts={30: 0.02})
+        assert 30 in [cp.index for cp in detect_online(step, kind="size", config=config) if not cp.withdrawn]
+
+
 def test_it_still_alerts_on_a_half_percent_size_step_among_a_sparse_creep():
     config = DEFAULT.with_overrides(abs_floor=100_000.0)
     for seed in range(10):

@@ -176,11 +176,27 @@ def test_it_scales_size_creep_from_ordinary_non_zero_steps():
 def test_it_takes_the_creep_of_a_window_with_few_non_zero_steps_from_all_its_steps():
     steps = np.zeros(60)
     steps[20] = 0.01  # a real step
-    steps[[30, 33, 36, 40, 44, 47, 50, 53]] = 1e-5  # and eight commits' creep
-    n = estimate_step_noise(np.cumsum(steps))
-    # nine non-zero steps are too few to scale ordinary commits by: the RMS of all 59 after the 10% trim
-    # (53 kept: the real step and five creep steps dropped, three kept), not the 1e-5 of the creep's own
-    assert n.sigma == pytest.approx(math.sqrt(3e-10 / 53))
+    steps[[30, 36, 44, 50]] = 1e-5  # and four commits' creep
+    n = estimate_step_noise(np.cumsum(steps), math.log1p(0.005))
+    # four creep steps are too few to scale ordinary commits by with their own t reference: the RMS of all 59
+    # after the 10% trim (53 kept: the real step and the four creep steps dropped, so zero), with its degrees of
+    # freedom, but at least the creep steps' own RMS; the real step (beyond change_step) is not one of them
+    assert n.sigma == pytest.approx(1e-5)
+    assert n.df == pytest.approx(0.5 * 53)
+    steps[[33, 40, 47, 53, 56, 58]] = 1e-5  # ten: their own scale and t reference
+    n = estimate_step_noise(np.cumsum(steps), math.log1p(0.005))
+    assert n.sigma == pytest.approx(1e-5 / math.sqrt(0.623), rel=1e-3) and n.df == pytest.approx(0.8 * 9)
+
+
+def test_steps_of_the_min_change_are_not_creep_even_where_they_outnumber_it():
+    # A window of a sparse creep (test_it_finds_each_of_several_size_steps_among_a_sparse_creep, seed 9): four 1%
+    # steps and three creep steps; taken for creep, the 1% steps would set the floor of the creep's scale
+    steps = np.zeros(96)
+    steps[[5, 35, 65, 90]] = 0.00995
+    steps[[12, 40, 70]] = [3.6e-5, 5.7e-5, 1.58e-4]
+    y = np.cumsum(steps)
+    assert estimate_step_noise(y).sigma > 1e-3  # a 1% step then reads as 10 sd of "creep"
+    assert estimate_step_noise(y, math.log1p(0.005)).sigma < 2e-4
 
 
 @settings(max_examples=50)
