@@ -397,11 +397,11 @@ def estimate_step_noise(y: np.ndarray, change_step: float | None = None) -> Nois
     largest 10% (real jumps), with the trimmed RMS's degrees of freedom (80% of the steps kept, its efficiency
     under normal creep: with ten non-zero steps the critical z is near 8 at the default target). With fewer, the
     RMS of all steps (zeros included) after the 10% trim, with half their number as degrees of freedom, but at
-    least the RMS of the non-zero ones: all steps alone understate an ordinary step about 4x when 30% of commits
+    least the RMS of those non-zero ones: all steps alone understate an ordinary step about 4x when 30% of commits
     move the size (the trim then drops the largest third of the moving ones), and steps of ordinary commits twice
     the usual size read as changes (80 false alarms on 300 simulated series whose creep is 0.04% a commit, with
     every window so scaled; with only the first ~30 builds of a series so scaled, a creep of 0.1% a moving commit
-    still raised 0.55 false alarms per 1000 builds, 41 in 300 series, until that floor: none).
+    still raised 0.55 false alarms per 1000 builds, 41-43 false size alerts in 300 series; with that floor 0-1).
 
     Steps of ``change_step`` or more (on the log scale: the size kind's default ``min_change``, 0.5%) are changes
     by definition: they neither count towards those steps nor scale them (four 1% steps among a window's three
