@@ -9,6 +9,8 @@ values are winsorized at ``running median of 3 +- 3 sigma`` before scanning.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .statistics import RATE_OFFSET
@@ -43,11 +45,22 @@ def split_scores(seg: np.ndarray, lo: int, hi: int, sigma: float) -> np.ndarray:
         x = seg
     cs = np.cumsum(x)
     total = cs[-1]
+    n_b, n_a, scale = _split_weights(n, lo, hi)
+    sum_b = cs[lo - 1:hi]
+    mean_b = sum_b / n_b
+    mean_a = (total - sum_b) / n_a
+    return (mean_a - mean_b) / scale
+
+
+@lru_cache(maxsize=4096)
+def _split_weights(n: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(j, n - j, sqrt(1/(n - j) + 1/j))`` for ``j`` in ``lo..hi`` as floats: a window's scans repeat the same few
+    (n, lo, hi), and building these took a third of a scan's time (the same values, so the same scores)."""
     j = np.arange(lo, hi + 1)
-    sum_b = cs[j - 1]
-    mean_b = sum_b / j
-    mean_a = (total - sum_b) / (n - j)
-    return (mean_a - mean_b) / np.sqrt(1.0 / (n - j) + 1.0 / j)
+    out = j.astype(float), (n - j).astype(float), np.sqrt(1.0 / (n - j) + 1.0 / j)
+    for a in out:
+        a.flags.writeable = False  # shared by every caller of the cache
+    return out
 
 
 def rate_split_scores(counts: np.ndarray, totals: np.ndarray, lo: int, hi: int, phi: float) -> np.ndarray:
