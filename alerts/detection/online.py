@@ -230,7 +230,7 @@ class OnlineDetector:
                     return False
             return True
         # the medians of the newest m builds, m = m0..QUICK_M, from one sorted list grown by the next older build
-        # (insort) instead of a sort per m: the same values, ~40% of the quick screen's cost on the real corpus
+        # (insort) instead of a sort per m: the same values for a fraction of the work
         srt = sorted(last[n - m0:])
         for m in range(m0, min(QUICK_M, n) + 1):
             if m > m0:
