@@ -224,19 +224,18 @@ class OnlineDetector:
         ref = blk.ref
         m0 = self.config.min_after
         n = len(last)
-        if any(v != v for v in last):  # a NaN (a non-positive value of a log block): sorting's order is undefined
-            for m in range(m0, min(QUICK_M, n) + 1):
-                if not (abs(list_median(last[-m:]) - ref) < blk.limits[m - m0]):
-                    return False
-            return True
         # the medians of the newest m builds, m = m0..QUICK_M, from one sorted list grown by the next older build
-        # (insort) instead of a sort per m: the same values for a fraction of the work
-        srt = sorted(last[n - m0:])
+        # (insort) instead of a sort per m: the same values for a fraction of the work. With a NaN among them (a
+        # non-positive value of a log block) the order of a sort is undefined: a sort per m, as list_median does.
+        srt = None if any(v != v for v in last) else sorted(last[n - m0:])
         for m in range(m0, min(QUICK_M, n) + 1):
-            if m > m0:
-                insort(srt, last[n - m])
-            h = m // 2
-            med = srt[h] if m % 2 else 0.5 * (srt[h - 1] + srt[h])
+            if srt is None:
+                med = list_median(last[-m:])
+            else:
+                if m > m0:
+                    insort(srt, last[n - m])
+                h = m // 2
+                med = srt[h] if m % 2 else 0.5 * (srt[h - 1] + srt[h])
             if not (abs(med - ref) < blk.limits[m - m0]):
                 return False
         return True

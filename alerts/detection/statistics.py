@@ -184,7 +184,15 @@ TRIM90_MEAN_SQUARE = 0.6230
 
 def drop_largest_tenth(a: np.ndarray) -> np.ndarray:
     """The 90% smallest of the non-negative values ``a`` (at least one), in no particular order."""
-    keep = max(1, int(a.size * 0.9))
+    return _smallest(a, _ninety_percent(a.size))
+
+
+def _ninety_percent(n: int) -> int:
+    return max(1, int(n * 0.9))
+
+
+def _smallest(a: np.ndarray, keep: int) -> np.ndarray:
+    """The ``keep`` smallest of ``a`` (all of them if ``keep >= a.size``), in no particular order."""
     return np.partition(a, keep - 1)[:keep] if keep < a.size else a
 
 
@@ -197,11 +205,8 @@ def trimmed_scale(d: np.ndarray, n_all: int | None = None) -> float:
     those ``n_all`` (so fewer of ``d`` are dropped), unless more than 10% are missing (then of ``d``).
     """
     a = np.abs(d - fast_median(d))
-    keep = max(1, int(n_all * 0.9)) if n_all is not None else a.size + 1
-    if keep > a.size:
-        a = drop_largest_tenth(a)
-    elif keep < a.size:
-        a = np.partition(a, keep - 1)[:keep]
+    keep = _ninety_percent(a.size if n_all is None else n_all)
+    a = _smallest(a, keep if keep <= a.size else _ninety_percent(a.size))
     return float(math.sqrt(float(np.dot(a, a)) / a.size / TRIM90_MEAN_SQUARE))
 
 
@@ -321,16 +326,20 @@ def estimate_noise(y: np.ndarray, within: float | None = None, cuts: Sequence[in
     return Noise(sigma=math.sqrt(sigma2), rho=rho, df=df, ar_share=tau2 / sigma2)
 
 
-def _lag_diffs(y: np.ndarray, lag: int, cuts: Sequence[int], flaky: np.ndarray | None = None) -> np.ndarray | None:
+def _lag_diffs(y: np.ndarray, lag: int, cuts: Sequence[int], flaky: np.ndarray | None = None
+               ) -> tuple[np.ndarray, int] | None:
     """``y[i + lag] - y[i]`` for every ``i`` whose pair does not span a cut (``i < c <= i + lag``) and has no
-    flaky end; None when fewer than two would be left."""
+    flaky end, and how many the cuts alone leave; None when fewer than two would be left."""
     d = y[lag:] - y[:-lag]
     if not cuts and flaky is None:
-        return d
-    keep = np.ones(d.size, dtype=bool) if flaky is None else ~(flaky[lag:] | flaky[:-lag])
+        return d, d.size
+    keep = np.ones(d.size, dtype=bool)
     for c in cuts:
         keep[max(0, c - lag):max(0, min(c, d.size))] = False
-    return d[keep] if np.count_nonzero(keep) >= 2 else None
+    n_cut = int(np.count_nonzero(keep))
+    if flaky is not None:
+        keep &= ~(flaky[lag:] | flaky[:-lag])
+    return (d[keep], n_cut) if np.count_nonzero(keep) >= 2 else None
 
 
 def _lag_scale(y: np.ndarray, lag: int, cuts: Sequence[int], flaky: np.ndarray | None = None
@@ -338,19 +347,16 @@ def _lag_scale(y: np.ndarray, lag: int, cuts: Sequence[int], flaky: np.ndarray |
     """(``trimmed_scale(d) / sqrt(2)``, ``d.size``) of the lag differences ``d`` (``_lag_diffs``); None when fewer
     than two are left.
 
-    Differences with a flaky end are left out as the largest (``trimmed_scale``'s ``n_all``): when they are no
-    more than the trim drops, it drops that many fewer of the rest (a few wild builds of runner noise are the
-    differences the trim dropped anyway, and the noise must not read lower for their being known: it read 5%
-    lower in heavy-tailed noise); when they are more, the rest are an ordinary sample and get the trim of their
-    own."""
-    d = _lag_diffs(y, lag, cuts, flaky)
-    if d is None:
+    Differences with a flaky end are left out as the largest (``trimmed_scale``'s ``n_all``, the differences the
+    cuts leave): when they are no more than the trim drops, it drops that many fewer of the rest (a few wild builds
+    of runner noise are the differences the trim dropped anyway, and the noise must not read lower for their being
+    known: it read 5% lower in heavy-tailed noise); when they are more, the rest are an ordinary sample and get the
+    trim of their own."""
+    r = _lag_diffs(y, lag, cuts, flaky)
+    if r is None:
         return None
-    n_all = None
-    if flaky is not None:
-        every = _lag_diffs(y, lag, cuts)
-        n_all = every.size if every is not None else d.size
-    return trimmed_scale(d, n_all) / math.sqrt(2), d.size
+    d, n_cut = r
+    return trimmed_scale(d, n_cut) / math.sqrt(2), d.size
 
 
 #: Scale of a window without noise (every trimmed difference zero), relative to its values' magnitude.
