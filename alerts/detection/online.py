@@ -36,6 +36,7 @@ import math
 from bisect import insort
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .drift import as_online_drift, drift_run
 from .evaluate import (
@@ -48,7 +49,7 @@ from .evaluate import (
     series_noise,
     to_change_point,
 )
-from .model import DEFAULT, ChangePoint, DetectorConfig, Event, Point
+from .model import DEFAULT, SAMPLED_KINDS, ChangePoint, DetectorConfig, Event, Point
 from .sensitivity import NoiseSummary, sensitivity_from_noise
 from .statistics import (
     RATE_OFFSET,
@@ -139,12 +140,25 @@ class OnlineDetector:
         k = self.index
         b = k if k < NOISE_EVERY else k - k % NOISE_EVERY
         if b != self._noise_at or self._noise is None:
-            ns = s if b == k else self._series(b)
-            if ns.mode != s.mode or ns.log != s.log:
-                ns = s
-            self._noise = series_noise(ns)
+            if b == k:  # the window is s itself, built already: estimated here (the next builds look it up)
+                noise = series_noise(s)
+            else:
+                ns, noise = _window(*self._window_key(b))
+                if ns.mode != s.mode or ns.log != s.log:
+                    noise = series_noise(s)
+            self._noise = noise
             self._noise_at = b
         return self._noise
+
+    def _window_key(self, end: int) -> tuple:
+        """The stored fields of the window ending at absolute index ``end`` (``_series``'s), as ``_window``'s key."""
+        first = self.index - len(self._vals) + 1
+        hi = end - first + 1
+        lo = max(0, hi - self.config.window)
+        rate = self.kind == "rate"
+        return (tuple(self._vals[lo:hi]), tuple(self._cnts[lo:hi]) if rate else None,
+                tuple(self._tots[lo:hi]) if rate else None,
+                tuple(self._wvs[lo:hi]) if self.kind in SAMPLED_KINDS else None, first + lo, self.kind)
 
     def _append(self, point: Point) -> None:
         v, c, t, w = point_fields(point, self.kind)
@@ -165,29 +179,13 @@ class OnlineDetector:
         blk = self._block
         if blk is not None and blk.at == b and blk.seg_start == self.segment_start:
             return blk
-        s = self._series(b)
-        seg_lo = max(self.segment_start, s.index0)
-        j0 = seg_lo - s.index0
-        nb = s.y.size - j0
-        if nb < self.config.min_before:
-            self._block = _Block(b, self.segment_start, None, 0.0, 0, 0.0, 0.0, 0.0, "", False, ())
+        if self._noise_at == b and self._noise is not None:
+            # the block's noise is already known (a review or scan of this block estimated it): as it is
+            self._block = _block_summary(self._series(b), self.segment_start, b, self.config, self._noise)
             return self._block
-        noise = self._noise_for_at(b, s)
-        zc = critical_z(self.config.alpha, 1, noise.df, self.config.sensitivity)
-        seg = s.y[j0:]
-        cref = tref = 0.0
-        if s.mode == "rate":
-            cref, tref = float(s.counts[j0:].sum()), float(s.totals[j0:].sum())
-            ref = math.log((cref + RATE_OFFSET) / max(tref, 1.0))
-        else:
-            ref = fast_median(seg)
-        limits: tuple[float, ...] = ()
-        if s.mode == "step":
-            limits = (QUICK_FRACTION * zc * noise.sigma,)
-        elif s.mode == "level" and noise.sigma > 0:
-            limits = tuple(QUICK_FRACTION * zc * noise.sigma * _quick_se(m, nb, noise)
-                           for m in range(self.config.min_after, QUICK_M + 1))
-        self._block = _Block(b, self.segment_start, noise, ref, nb, zc, cref, tref, s.mode, s.log, limits)
+        self._block = _cached_block(self._window_key(b), self.segment_start, b, self.config)
+        if self._block.noise is not None:
+            self._noise, self._noise_at = self._block.noise, b
         return self._block
 
     def _quiet(self) -> bool:
@@ -239,12 +237,6 @@ class OnlineDetector:
             if not (abs(med - ref) < blk.limits[m - m0]):
                 return False
         return True
-
-    def _noise_for_at(self, b: int, s: Series) -> Noise:
-        if b != self._noise_at or self._noise is None:
-            self._noise = series_noise(s)
-            self._noise_at = b
-        return self._noise
 
     def step(self, point: Point) -> list[Event]:
         """Feed the next build; returns the events it caused (possibly none)."""
@@ -365,6 +357,53 @@ def _quick_se(m: int, nb: int, noise: Noise) -> float:
     iid = 1.0 / m + 1.0 / nb
     v = (median_var_factor(m) / m + median_var_factor(nb) / nb) * noise_contrast(noise, m, nb) / iid
     return math.sqrt(v)
+
+
+def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig, noise: Noise) -> _Block:
+    """The quick screen's summary of the window ``s`` ending at the block boundary ``b``, whose noise is ``noise``."""
+    seg_lo = max(segment_start, s.index0)
+    j0 = seg_lo - s.index0
+    nb = s.y.size - j0
+    if nb < config.min_before:
+        return _Block(b, segment_start, None, 0.0, 0, 0.0, 0.0, 0.0, "", False, ())
+    zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
+    seg = s.y[j0:]
+    cref = tref = 0.0
+    if s.mode == "rate":
+        cref, tref = float(s.counts[j0:].sum()), float(s.totals[j0:].sum())
+        ref = math.log((cref + RATE_OFFSET) / max(tref, 1.0))
+    else:
+        ref = fast_median(seg)
+    limits: tuple[float, ...] = ()
+    if s.mode == "step":
+        limits = (QUICK_FRACTION * zc * noise.sigma,)
+    elif s.mode == "level" and noise.sigma > 0:
+        limits = tuple(QUICK_FRACTION * zc * noise.sigma * _quick_se(m, nb, noise)
+                       for m in range(config.min_after, QUICK_M + 1))
+    return _Block(b, segment_start, noise, ref, nb, zc, cref, tref, s.mode, s.log, limits)
+
+
+#: Windows (and block summaries) kept per process. The worker resumes a detector per metric for every build (the
+#: stateless resume), and each resumed detector estimated its block's noise again (the flaky-build model, the lag
+#: scales, the quick screen's limits) on every build of the block: 40% of a 150-metric build's CPU. They are pure
+#: functions of the block's window, so they are looked up by its stored fields (values equal as floats, 0.0 and
+#: -0.0 alike): the same estimates, for ~3 kB a window (6 MB when full).
+WINDOW_CACHE_SIZE = 2048
+
+
+@lru_cache(maxsize=WINDOW_CACHE_SIZE)
+def _window(vals: tuple[float, ...], cnts: tuple[float, ...] | None, tots: tuple[float, ...] | None,
+            wvs: tuple[float, ...] | None, index0: int, kind: str) -> tuple[Series, Noise]:
+    """The window of these stored fields (``build_series``) and its noise (``series_noise``). The Series is
+    shared by every caller: read it, never change it."""
+    s = build_series(vals, cnts, tots, index0, kind, wvs)
+    return s, series_noise(s)
+
+
+@lru_cache(maxsize=WINDOW_CACHE_SIZE)
+def _cached_block(key: tuple, segment_start: int, b: int, config: DetectorConfig) -> _Block:
+    s, noise = _window(*key)
+    return _block_summary(s, segment_start, b, config, noise)
 
 
 def _update(cp: ChangePoint, new: ChangePoint) -> None:

@@ -14,6 +14,7 @@ from alerts.detection import (
     Point,
     detect_hindsight,
     detect_online,
+    online,
     sensitivity,
 )
 from alerts.detection.online import NOISE_EVERY
@@ -297,6 +298,49 @@ def test_it_resumes_with_the_same_decisions_among_many_flaky_builds():
     pts = time_series(np.random.default_rng(26), 240, shifts={120: 0.05, 180: -0.06}, flaky=_flaky(27, 240, 0.1),
                       cv=0.04)
     _assert_resumes_as_it_streams(pts, range(20, 239, 3))
+
+
+def test_resumed_detectors_of_one_block_share_its_estimates_and_decide_as_with_none_shared():
+    # The worker resumes a detector for every build; the builds of a block look its window's noise and quick-screen
+    # summary up (online._window, online._cached_block) instead of estimating them again. Looked up from the
+    # resumes of the builds before, or estimated afresh (caches cleared before each resume), the decisions are
+    # streaming's.
+    pts = time_series(np.random.default_rng(31), 230, shifts={150: 0.06, 190: -0.05}, flaky=_flaky(32, 230, 0.05),
+                      cv=0.05)
+    ref_events = _streamed_events(pts)
+    keep = DEFAULT.window + NOISE_EVERY
+    stream = OnlineDetector("time")
+    for p in pts[:130]:
+        stream.step(p)
+    stored_before, streamed = {}, {}
+    for k in range(130, 229):
+        stored_before[k] = [dataclasses.replace(cp) for cp in stream.history]
+        stream.step(pts[k])
+        streamed[k] = (stream._block, stream._noise, stream._noise_at)
+
+    def resumed(k: int) -> list[tuple]:
+        det = OnlineDetector.resume(pts[k - keep:k], stored_before[k], start_index=k - keep, kind="time")
+        events = [(e.type, e.change_point.index, e.change_point.rel_change) for e in det.step(pts[k])]
+        block, noise, noise_at = streamed[k]
+        if noise_at == det._noise_at:
+            assert det._noise == noise, k  # the same estimate, to the last bit
+        if block is not None and det._block is not None and (block.at, block.seg_start) == (det._block.at,
+                                                                                           det._block.seg_start):
+            assert det._block == block, k
+            compared.append(k)
+        return events
+
+    compared: list[int] = []
+    online._window.cache_clear()
+    online._cached_block.cache_clear()
+    for k in stored_before:
+        assert resumed(k) == ref_events[k], k
+    assert online._cached_block.cache_info().hits >= len(stored_before) // 2
+    assert len(compared) >= len(stored_before) // 2
+    for k in stored_before:
+        online._window.cache_clear()
+        online._cached_block.cache_clear()
+        assert resumed(k) == ref_events[k], k
 
 
 def _streamed_events(pts: list[Point]) -> list[list[tuple]]:
