@@ -26,6 +26,9 @@ overall, and for each detector (``online``: the upload worker's code path, withd
   (other sources: their labels as given);
 * TCPDBench-style F1 (start of series counted as a change point in both sets, margin 5, no direction; mean over
   series) and the same F1 of the zero detector that predicts no change;
+* ``unmatched_kept``: alerts kept (not withdrawn) that no label as given matched, and ``unmatched_kept_5pct``
+  those of them whose relative change is 5% or more (what the ratio counts that the labels do not explain, and
+  how much of it is a large change);
 * CPU seconds (``time.process_time``) spent detecting.
 
 ``--curve`` reports instead each detector along its own threshold (``operating_curve``: the detector's false-alarm
@@ -139,6 +142,8 @@ def tcpd_f1(truth_idx: list[int], det_idx: list[int], margin: int) -> float:
 #: The label sets every detector is scored against, by the suffix of their figures: as given, audited
 #: (``bench/label_audit.py``) and by each alert's own status (``bench/perfherder_verdicts.py``).
 LABEL_SETS = ("", "_audited", "_alert_level")
+#: A kept alert no label explains is counted apart when it is a change this large (relative): most are.
+BIG = 0.05
 
 
 def label_sets(truth: dict) -> dict[str, dict]:
@@ -153,7 +158,8 @@ def evaluate(corpus, margin: int, score) -> dict:
     def counters() -> dict:
         c = {"series": 0, "builds": 0, "alerts": 0, "kept": 0, "alerts_on_ph_series": 0, "perfherder_alerts": 0,
              "alerts_on_ph_all_series": 0, "perfherder_alerts_all": 0, "false_alerts": 0, "false_hit": 0,
-             "false_alerts_alert_level": 0, "false_hit_alert_level": 0, "delays": [], "cpu_s": 0.0}
+             "false_alerts_alert_level": 0, "false_hit_alert_level": 0, "delays": [], "cpu_s": 0.0,
+             "unmatched_kept": 0, "unmatched_kept_5pct": 0}
         for s in LABEL_SETS:
             c.update({f"confirmed{s}": 0, f"matched{s}": 0, f"f1{s}": [], f"f1_zero{s}": []})
         return c
@@ -202,6 +208,11 @@ def evaluate(corpus, margin: int, score) -> dict:
                 a["cpu_s"] += cpu
             matched_t = {id(t) for t, _ in m}
             matched_d = {id(d) for _, d in m}
+            unmatched_kept = [d for d in det if id(d) not in matched_d and not d.get("withdrawn")]
+            big = sum(1 for d in unmatched_kept if d.get("rel_change") is not None and abs(d["rel_change"]) >= BIG)
+            for key in (source, "all"):
+                acc[key][name]["unmatched_kept"] += len(unmatched_kept)
+                acc[key][name]["unmatched_kept_5pct"] += big
             details.append({"source": source, "id": rec["id"], "detector": name,
                             "missed": [t for t in truth["change_points"] if id(t) not in matched_t],
                             "unmatched": [{k: d.get(k) for k in ("index", "direction", "rel_change",
@@ -225,6 +236,7 @@ def evaluate(corpus, margin: int, score) -> dict:
                 "false_alerts_alert_level": a["false_alerts_alert_level"],
                 "false_alerts": a["false_alerts"], "false_hit": a["false_hit"],
                 "median_delay": score.pct(a["delays"], 0.5), "p90_delay": score.pct(a["delays"], 0.9),
+                "unmatched_kept": a["unmatched_kept"], "unmatched_kept_5pct": a["unmatched_kept_5pct"],
                 "cpu_s": round(a["cpu_s"], 3),
             }
             for s in LABEL_SETS:
@@ -238,7 +250,7 @@ def evaluate(corpus, margin: int, score) -> dict:
 COLS = ("series", "confirmed", "matched", "recall", "recall_audited", "alerts", "kept", "perfherder_alerts", "ratio",
         "perfherder_alerts_all", "ratio_all", "confirmed_alert_level", "recall_alert_level", "false_hit", "false_alerts",
         "false_hit_alert_level", "false_alerts_alert_level", "median_delay", "p90_delay", "f1", "f1_zero", "f1_audited",
-        "f1_zero_audited", "f1_alert_level", "f1_zero_alert_level", "cpu_s")
+        "f1_zero_audited", "f1_alert_level", "f1_zero_alert_level", "unmatched_kept", "unmatched_kept_5pct", "cpu_s")
 
 
 def markdown(report: dict) -> str:

@@ -1,37 +1,13 @@
 """bench/eval_real.py --curve: each detector moved along its own threshold over a corpus."""
 
-from types import SimpleNamespace
-
-import numpy as np
-
 from tests.bench_scripts import load_bench_script
-from tests.detection.helpers import match
+from tests.real_corpus import entry, score
 
 ev = load_bench_script("eval_real")
 
 
-def _pct(values: list[float], q: float) -> float | None:
-    return sorted(values)[int(q * (len(values) - 1) + 0.5)] if values else None
-
-
-# the eval kit's scoring (``../shared/eval/score.py``, which a clone of the repository alone does not have)
-score = SimpleNamespace(match=match, pct=_pct)
-
-
 def _corpus() -> list[tuple[str, dict, dict]]:
-    out = []
-    for seed, steps in ((1, {60: 0.08}), (2, {50: 0.03, 110: -0.1}), (3, {})):
-        rng = np.random.default_rng(seed)
-        y = 200 * np.exp(rng.normal(0, 0.02, 160))
-        for at, rel in steps.items():
-            y[at:] *= 1 + rel
-        rec = {"id": f"s{seed}", "kind": "time", "direction": "lower_is_better",
-               "points": [{"build": str(i), "value": float(v)} for i, v in enumerate(y)]}
-        labels = [{"index": at, "direction": "regression" if rel > 0 else "improvement"} for at, rel in steps.items()]
-        truth = {"id": rec["id"], "change_points": labels, "false_alerts": []}
-        truth.update(audited=truth, alert_level=truth)
-        out.append(("synthetic", rec, truth))
-    return out
+    return [entry(seed, steps) for seed, steps in ((1, {60: 0.08}), (2, {50: 0.03, 110: -0.1}), (3, {}))]
 
 
 def test_it_reports_every_threshold_of_every_detector():

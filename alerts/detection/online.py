@@ -140,7 +140,7 @@ class OnlineDetector:
         k = self.index
         b = k if k < NOISE_EVERY else k - k % NOISE_EVERY
         if b != self._noise_at or self._noise is None:
-            if b == k:  # the window is s itself, built already: estimated here (the next builds look it up)
+            if b == k:  # the window is s itself, built already: estimated from it (the block's next build caches it)
                 noise = series_noise(s)
             else:
                 ns, noise = _window(*self._window_key(b))
@@ -402,6 +402,7 @@ def _window(vals: tuple[float, ...], cnts: tuple[float, ...] | None, tots: tuple
 
 @lru_cache(maxsize=WINDOW_CACHE_SIZE)
 def _cached_block(key: tuple, segment_start: int, b: int, config: DetectorConfig) -> _Block:
+    """``_block_summary`` of the window with these stored fields (``_window``'s key) for this segment start."""
     s, noise = _window(*key)
     return _block_summary(s, segment_start, b, config, noise)
 
