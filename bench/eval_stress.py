@@ -18,8 +18,8 @@ share 0.2-0.8); ``alternating`` (every other build in that mode); ``t2`` (Studen
 ``outliers`` (3% of builds 1.5-3x slower); ``runs_bimodal`` (memory, 5 runs a build, 30% of runs 10% higher);
 ``score_t3`` (a higher-is-better score, t with 3 df).
 
-The fifth and sixth sessions measured these families with scripts that were not kept; this is the same
-generator written down, so the figures in docs/DETECTION.md can be re-run.
+The fifth and sixth sessions measured these families with scripts that were not kept; this generator is written
+again from their descriptions (its figures fall in the same ranges), so the ones in docs/DETECTION.md can be re-run.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ runner effect that persists for many builds on top of independent noise (AR(1) 0
 only) is read as weaker correlation than it is, and raises false alarms on such generated series
 (``bench/eval_stress.py``, ``ar08_white``). Whether real series have that structure decides whether the blind
 spot matters for users. For each level series of the real corpus (``bench/eval_real.py``'s directories; kinds
-other than size, positive values), the series is cut at the hindsight detector's change points, and the
+other than size and rate, positive values), the series is cut at the hindsight detector's change points, and the
 variogram ``g(l) = trimmed_scale(y[k + l] - y[k])^2 / 2`` of the log values is taken over the differences
 inside the segments only (no difference spans a detected change). Reported: the median and quartiles over
 series of ``g(l) / g(1)``: about 1 at every lag for independent noise, ``(1 - rho^l) / (1 - rho)`` for AR(1)
