@@ -183,6 +183,10 @@ def evaluate(corpus, margin: int, score) -> dict:
             for s, labels in sets.items():
                 idx = [c["index"] for c in labels["change_points"]]
                 f1s[s] = (tcpd_f1(idx, det_idx, margin), tcpd_f1(idx, [], margin))
+            matched_t = {id(t) for t, _ in m}
+            matched_d = {id(d) for _, d in m}
+            unmatched_kept = [d for d in det if id(d) not in matched_d and not d.get("withdrawn")]
+            big = sum(1 for d in unmatched_kept if d.get("rel_change") is not None and abs(d["rel_change"]) >= BIG)
             for key in (source, "all"):
                 a = acc[key][name]
                 a["series"] += 1
@@ -206,13 +210,8 @@ def evaluate(corpus, margin: int, score) -> dict:
                 a["false_hit"] += len(fa)
                 a["delays"] += [d["detected_at"] - t["index"] for t, d in m]
                 a["cpu_s"] += cpu
-            matched_t = {id(t) for t, _ in m}
-            matched_d = {id(d) for _, d in m}
-            unmatched_kept = [d for d in det if id(d) not in matched_d and not d.get("withdrawn")]
-            big = sum(1 for d in unmatched_kept if d.get("rel_change") is not None and abs(d["rel_change"]) >= BIG)
-            for key in (source, "all"):
-                acc[key][name]["unmatched_kept"] += len(unmatched_kept)
-                acc[key][name]["unmatched_kept_5pct"] += big
+                a["unmatched_kept"] += len(unmatched_kept)
+                a["unmatched_kept_5pct"] += big
             details.append({"source": source, "id": rec["id"], "detector": name,
                             "missed": [t for t in truth["change_points"] if id(t) not in matched_t],
                             "unmatched": [{k: d.get(k) for k in ("index", "direction", "rel_change",

@@ -42,7 +42,7 @@ from perfplatform.detect_cmd import detect_series  # noqa: E402
 SD = 0.01  # the families' noise on the log scale, unless stated
 
 
-def _ar1(rng: np.random.Generator, n: int, rho: float, sd: float) -> np.ndarray:
+def ar1_noise(rng: np.random.Generator, n: int, rho: float, sd: float) -> np.ndarray:
     """Stationary AR(1) noise of marginal sd ``sd``."""
     e = np.empty(n)
     e[0] = rng.normal(0.0, sd)
@@ -87,9 +87,9 @@ def _score_t3(rng, n):
 #: name -> (kind, direction, log-scale noise generator); ``runs_bimodal`` is built apart (it has runs).
 FAMILIES: dict[str, tuple[str, str, Callable[[np.random.Generator, int], np.ndarray] | None]] = {
     "white": ("time", "lower_is_better", _white),
-    "ar05": ("time", "lower_is_better", lambda rng, n: _ar1(rng, n, 0.5, SD)),
-    "ar08": ("time", "lower_is_better", lambda rng, n: _ar1(rng, n, 0.8, SD)),
-    "ar08_white": ("time", "lower_is_better", lambda rng, n: _ar1(rng, n, 0.8, SD) + rng.normal(0.0, SD / 2, n)),
+    "ar05": ("time", "lower_is_better", lambda rng, n: ar1_noise(rng, n, 0.5, SD)),
+    "ar08": ("time", "lower_is_better", lambda rng, n: ar1_noise(rng, n, 0.8, SD)),
+    "ar08_white": ("time", "lower_is_better", lambda rng, n: ar1_noise(rng, n, 0.8, SD) + rng.normal(0.0, SD / 2, n)),
     "seasonal": ("time", "lower_is_better", _seasonal),
     "bimodal": ("time", "lower_is_better", _bimodal),
     "alternating": ("time", "lower_is_better", _alternating),

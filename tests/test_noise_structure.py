@@ -3,20 +3,13 @@
 import numpy as np
 
 from bench import noise_structure as ns
-
-
-def _ar1(rng, n, rho):
-    e = np.empty(n)
-    e[0] = rng.normal()
-    for i in range(1, n):
-        e[i] = rho * e[i - 1] + rng.normal(0, np.sqrt(1 - rho * rho))
-    return e
+from bench.eval_stress import ar1_noise
 
 
 def test_independent_noise_has_a_flat_variogram_and_ar1_its_model_curve():
     rng = np.random.default_rng(7)
     white = ns.segment_variogram(rng.normal(0, 0.01, 4000), [], (4, 16))
-    ar = ns.segment_variogram(0.01 * _ar1(rng, 4000, 0.5), [], (4, 16))
+    ar = ns.segment_variogram(ar1_noise(rng, 4000, 0.5, 0.01), [], (4, 16))
     assert abs(white[4] - 1) < 0.1 and abs(white[16] - 1) < 0.1
     model = ns.ar1_reference(0.5, 0.0, (4, 16))
     assert abs(ar[4] - model[0]) < 0.2 and abs(ar[16] - model[1]) < 0.2

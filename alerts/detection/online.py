@@ -125,14 +125,20 @@ class OnlineDetector:
         return det
 
     # -- streaming ------------------------------------------------------------------------------------------
-    def _series(self, end: int) -> Series:
-        """The last ``window`` builds up to absolute index ``end`` (inclusive)."""
+    def _bounds(self, end: int) -> tuple[int, int, int]:
+        """``(lo, hi, index0)``: the stored lists' slice of the last ``window`` builds up to absolute index ``end``
+        (inclusive), and the absolute index of its first build."""
         first = self.index - len(self._vals) + 1
         hi = end - first + 1
         lo = max(0, hi - self.config.window)
+        return lo, hi, first + lo
+
+    def _series(self, end: int) -> Series:
+        """The last ``window`` builds up to absolute index ``end`` (inclusive)."""
+        lo, hi, index0 = self._bounds(end)
         rate = self.kind == "rate"
         return build_series(self._vals[lo:hi], self._cnts[lo:hi] if rate else None,
-                            self._tots[lo:hi] if rate else None, first + lo, self.kind, self._wvs[lo:hi])
+                            self._tots[lo:hi] if rate else None, index0, self.kind, self._wvs[lo:hi])
 
     def _noise_for(self, s: Series) -> Noise:
         """Noise of the window ending at the last block boundary ``b`` (every ``NOISE_EVERY`` builds; every
@@ -152,13 +158,11 @@ class OnlineDetector:
 
     def _window_key(self, end: int) -> tuple:
         """The stored fields of the window ending at absolute index ``end`` (``_series``'s), as ``_window``'s key."""
-        first = self.index - len(self._vals) + 1
-        hi = end - first + 1
-        lo = max(0, hi - self.config.window)
+        lo, hi, index0 = self._bounds(end)
         rate = self.kind == "rate"
         return (tuple(self._vals[lo:hi]), tuple(self._cnts[lo:hi]) if rate else None,
                 tuple(self._tots[lo:hi]) if rate else None,
-                tuple(self._wvs[lo:hi]) if self.kind in SAMPLED_KINDS else None, first + lo, self.kind)
+                tuple(self._wvs[lo:hi]) if self.kind in SAMPLED_KINDS else None, index0, self.kind)
 
     def _append(self, point: Point) -> None:
         v, c, t, w = point_fields(point, self.kind)
