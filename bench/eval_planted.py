@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Steps planted into real series: how often, and how soon, the online detector finds them.
 
-    .venv/bin/python bench/eval_planted.py [--at 30] [--sizes -0.2,-0.1,-0.05,0.05,0.1,0.2] [--json]
+    .venv/bin/python bench/eval_planted.py [--at 30] [--sizes -0.2,-0.1,-0.05,0.05,0.1,0.2] [--length 100]
+        [--excursion SIZE:BUILDS:GAP] [--json]
 
 The real corpus's labels are few and some sit off their change; a step planted into real noise has a known
 culprit. Every level series of the corpus (``bench/eval_real.py``'s directories; kinds time, memory, score,
@@ -9,6 +10,11 @@ count, other; positive values) gives 100-build excerpts starting every 150 build
 each size is planted from build ``--at`` on, and the online detector (the upload worker's code path) runs over
 it. A step is found by a live (not withdrawn) change point within 3 builds of ``--at`` in its direction; its delay
 is ``detected_at - at``. The excerpts run unmodified too: the alerts raised there are the price of the finds.
+
+``--excursion 0.2:2:2`` plants before each step a change backed out: +20% on builds ``at``, ``at + 1``, then 2
+builds back at the old level, the step from ``at + 4`` on; a step is then found within 3 builds of ``at + 4``, and
+``on_excursion`` counts the other excerpts whose live change of the step's direction sits on the excursion's
+first build (the backed-out commit blamed). ``--length`` sets the excerpts' length (every ``length + 50`` builds).
 """
 
 from __future__ import annotations
@@ -30,8 +36,8 @@ LEVEL_KINDS = ("time", "memory", "score", "count", "other")
 LENGTH, EVERY, MARGIN = 100, 150, 3
 
 
-def excerpts(dirs: list[Path]) -> list[tuple[str, bool, np.ndarray]]:
-    """(kind, lower is better, values) of each 100-build excerpt of the level series under ``dirs``."""
+def excerpts(dirs: list[Path], length: int = LENGTH) -> list[tuple[str, bool, np.ndarray]]:
+    """(kind, lower is better, values) of each ``length``-build excerpt of the level series under ``dirs``."""
     out = []
     for d in dirs:
         for line in (d / "series.jsonl").read_text().splitlines():
@@ -40,47 +46,71 @@ def excerpts(dirs: list[Path]) -> list[tuple[str, bool, np.ndarray]]:
             if rec["kind"] not in LEVEL_KINDS or (v <= 0).any():
                 continue
             lib = rec.get("direction") == "lower_is_better"
-            out += [(rec["kind"], lib, v[o:o + LENGTH]) for o in range(0, v.size - LENGTH + 1, EVERY)]
+            out += [(rec["kind"], lib, v[o:o + length]) for o in range(0, v.size - length + 1, length + EVERY - LENGTH)]
     return out
 
 
-def run(dirs: list[Path], at: int, sizes: list[float]) -> dict:
+def run(dirs: list[Path], at: int, sizes: list[float], length: int = LENGTH,
+        excursion: tuple[float, int, int] | None = None) -> dict:
     found: dict[float, list[int]] = {s: [] for s in sizes}
+    blamed = dict.fromkeys(sizes, 0)
     plain = 0
-    cut = np.arange(LENGTH) >= at
-    ex = excerpts(dirs)
+    size_x, builds_x, gap_x = excursion or (0.0, 0, 0)
+    step_at = at + builds_x + gap_x
+    idx = np.arange(length)
+    cut = idx >= step_at
+    exc = np.where((idx >= at) & (idx < at + builds_x), 1 + size_x, 1.0)
+    ex = excerpts(dirs, length)
     for kind, lib, v in ex:
         plain += len(detect_online([Point(float(x)) for x in v], kind=kind, lower_is_better=lib))
         for size in sizes:
-            y = v * np.where(cut, 1 + size, 1.0)
+            y = v * exc * np.where(cut, 1 + size, 1.0)
             cps = detect_online([Point(float(x)) for x in y], kind=kind, lower_is_better=lib)
-            hit = [c for c in cps if not c.withdrawn and abs(c.index - at) <= MARGIN
-                   and (c.rel_change > 0) == (size > 0)]
+            live = [c for c in cps if not c.withdrawn and (c.rel_change > 0) == (size > 0)]
+            hit = [c for c in live if abs(c.index - step_at) <= MARGIN]
             if hit:
-                found[size].append(hit[0].detected_at - at)
+                found[size].append(hit[0].detected_at - step_at)
+            elif excursion and any(abs(c.index - at) <= 1 for c in live):
+                blamed[size] += 1
     rows = {f"{s:+.2f}": {"found": len(d), "of": len(ex),
                           "median_delay": round(float(np.median(d)), 1) if d else None,
                           "p90_delay": round(float(np.percentile(d, 90)), 1) if d else None} for s, d in found.items()}
-    return {"at": at, "excerpts": len(ex), "alerts_unmodified": plain, "steps": rows}
+    if excursion:
+        for s in sizes:
+            rows[f"{s:+.2f}"]["on_excursion"] = blamed[s]
+    return {"at": at, "step_at": step_at, "excerpts": len(ex), "alerts_unmodified": plain, "steps": rows}
+
+
+def _excursion(arg: str) -> tuple[float, int, int]:
+    size, builds, gap = arg.split(":")
+    if not (1 <= int(builds) <= 5 and int(gap) >= 1):
+        raise argparse.ArgumentTypeError("SIZE:BUILDS:GAP with BUILDS 1-5 and GAP >= 1")
+    return float(size), int(builds), int(gap)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--at", type=int, default=30)
     ap.add_argument("--sizes", default="-0.2,-0.1,-0.05,0.05,0.1,0.2")
+    ap.add_argument("--length", type=int, default=LENGTH)
+    ap.add_argument("--excursion", type=_excursion, help="SIZE:BUILDS:GAP, e.g. 0.2:2:2")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    if not 10 <= args.at <= LENGTH - 10:
-        ap.error(f"--at must be within 10..{LENGTH - 10}")
-    res = run(default_dirs(), args.at, [float(s) for s in args.sizes.split(",")])
+    step_at = args.at + (args.excursion[1] + args.excursion[2] if args.excursion else 0)
+    if not (10 <= args.at and step_at <= args.length - 10):
+        ap.error(f"--at (and the step after an excursion) must be within 10..{args.length - 10}")
+    res = run(default_dirs(), args.at, [float(s) for s in args.sizes.split(",")], args.length, args.excursion)
     if args.json:
         print(json.dumps(res, indent=1))
         return 0
-    print(f"{res['excerpts']} excerpts of {LENGTH} builds, step at build {res['at']}; "
+    print(f"{res['excerpts']} excerpts of {args.length} builds, step at build {res['step_at']}; "
           f"alerts on the excerpts unmodified: {res['alerts_unmodified']}\n")
-    print("| step | found | median delay | p90 delay |\n|---|---|---|---|")
+    extra = args.excursion is not None
+    print("| step | found | median delay | p90 delay |" + (" on the excursion |" if extra else "")
+          + "\n|---|---|---|---|" + ("---|" if extra else ""))
     for s, r in res["steps"].items():
-        print(f"| {s} | {r['found']} / {r['of']} | {r['median_delay']} | {r['p90_delay']} |")
+        print(f"| {s} | {r['found']} / {r['of']} | {r['median_delay']} | {r['p90_delay']} |"
+              + (f" {r['on_excursion']} |" if extra else ""))
     return 0
 
 

@@ -36,3 +36,15 @@ def test_it_misses_a_step_that_the_noise_buries(tmp_path):
     noise = [{"value": float(v)} for v in 100 * np.exp(rng.normal(0, 0.2, 100))]
     res = ev.run([_write(tmp_path, [{"id": "a", "kind": "time", "points": noise}])], at=30, sizes=[0.01])
     assert res["steps"]["+0.01"] == {"found": 0, "of": 1, "median_delay": None, "p90_delay": None}
+
+
+def test_it_plants_a_backed_out_change_before_the_step_and_counts_the_culprits_left_on_it(tmp_path):
+    rng = np.random.default_rng(5)
+    noise = [{"value": float(v)} for v in 100 * np.exp(rng.normal(0, 0.01, 380))]
+    d = _write(tmp_path, [{"id": "a", "kind": "time", "points": noise}])
+    assert len(ev.excerpts([d], 160)) == 2  # builds 0-159 and 210-369
+    res = ev.run([d], at=100, sizes=[0.1], length=160, excursion=(0.2, 3, 2))
+    assert res["step_at"] == 105
+    row = res["steps"]["+0.10"]
+    assert row["found"] + row["on_excursion"] <= row["of"] == 2
+    assert row["found"] == 2 and row["on_excursion"] == 0

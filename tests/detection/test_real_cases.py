@@ -258,10 +258,10 @@ def test_it_finds_a_real_step_right_after_a_backed_out_timing_change(excursion):
     # step on the excursion's culprit (online, 7 of 9 cases with the excursion up) or reported the excursion as
     # a change that held. Now the excursion is a withdrawn alert and the step is found at its own culprit.
     levels = pdfpaint_quiet()
-    # a step 1-2 builds after the backout is seen only when the excursion went the other way (an excursion up
-    # needs min_after builds back at the old level to be told from the step: docs/DETECTION.md)
+    # a step 1 build after the backout is seen only when the excursion went the other way (an excursion up the
+    # size of the step, one build back, then the step: a change whose builds dipped once: docs/DETECTION.md)
     for length in (3, 4, 5):
-        for gap in (3, 4, 6) if excursion > 0 else (1, 2, 3, 4, 6):
+        for gap in (2, 3, 4, 6) if excursion > 0 else (1, 2, 3, 4, 6):
             if (length, gap) == (5, 2):
                 continue  # hindsight still puts this one on the backout: see docs/DETECTION.md
             step = 60 + length + gap
@@ -270,6 +270,23 @@ def test_it_finds_a_real_step_right_after_a_backed_out_timing_change(excursion):
             online = detect_online(pts, kind="time")
             assert [(c.index, c.withdrawn) for c in online] == [(60, True), (step, False)], (length, gap, online)
             assert [c.index for c in detect_hindsight(pts, kind="time")] == [step], (length, gap)
+
+
+@pytest.mark.parametrize("length", [2, 3, 4, 5])
+@pytest.mark.parametrize(("excursion", "rel"), [(0.2, 0.1), (-0.2, -0.1), (0.1, 0.1)])
+def test_it_puts_a_step_two_builds_after_a_backed_out_change_on_its_own_culprit(length, excursion, rel):
+    # The real quiet pdfpaint excerpt with a change at build 60 backed out 2-5 builds later, two builds back at
+    # the old level, then a lasting step the same way. The step scan's means put the culprit on the excursion's
+    # first build (the backed-out change), and the backout test needs three builds back: the team was sent to a
+    # commit already reverted. Two builds back at the old level, significantly off the level after them, now
+    # make the later step the change.
+    levels = pdfpaint_quiet()
+    step = 60 + length + 2
+    pts = [Point(v * (1 + excursion if 60 <= i < 60 + length else 1.0) * (1 + rel if i >= step else 1.0))
+           for i, v in enumerate(levels)]
+    live = [c.index for c in detect_online(pts, kind="time") if not c.withdrawn]
+    assert live == [step]
+    assert step in [c.index for c in detect_hindsight(pts, kind="time")]
 
 
 @pytest.mark.parametrize("gap", [3, 4])
