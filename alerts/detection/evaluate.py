@@ -423,13 +423,16 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
     """First build of the backout when the change at ``c`` was backed out within ``BACKOUT_WITHIN`` builds,
     else None.
 
-    Backed out, either way:
+    Backed out, any of three ways:
 
     * significantly: the first ``R = min_after`` consecutive builds ``j..j+R-1`` (``c < j <= c + BACKOUT_WITHIN``,
       all up to build ``k``) on the before side of the midpoint of the test's two levels (``_return_run``) differ
       from the excursion ``c..j-1`` by at least the critical z, back towards the level before ``c``
       (``shift_test`` of the excursion against the run, with the series' AR(1) noise). Under a lasting shift such
       a run is a ``zc``-sd event, as rare as any false alarm;
+    * by a return before a later step the same way (``_return_before_step``): 2+ builds back at the old level,
+      then ``min_after`` or more builds beyond them by ``Z_RETURN``; until those are in, an open change is not
+      confirmed (``backout_pending``);
     * by the old level's return, in a window where the noise estimate's trim absorbs two shifts
       (``trim_absorbs_shifts(n, 2)``, 75+ builds: the excursion's own two do not inflate it): a run of ``R``
       builds on the before side of the midpoint between the level before ``c`` and the excursion's median
