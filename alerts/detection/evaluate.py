@@ -62,7 +62,8 @@ LASTING_BUILDS = 8
 #: change): a partial revert that leaves more is a smaller lasting change, not a backout (with half, 50 of 256
 #: steps reverted by half to 70% within 5 builds in AR(1) noise were no longer found; with a quarter, 37).
 OLD_LEVEL_SHARE = 0.25
-#: Builds back at the old level that make a return between an excursion and a later step (``_return_before_step``).
+#: Builds back at the old level that make a return between an excursion and a later step on their own; a shorter
+#: return needs the excursion off the later level as well (``_return_before_step``).
 RETURN_MIN = 2
 #: One-sided z by which the step after such a return must exceed the return (``_return_before_step``).
 Z_RETURN = 3.090232306167813
@@ -430,9 +431,9 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
       from the excursion ``c..j-1`` by at least the critical z, back towards the level before ``c``
       (``shift_test`` of the excursion against the run, with the series' AR(1) noise). Under a lasting shift such
       a run is a ``zc``-sd event, as rare as any false alarm;
-    * by a return before a later step the same way (``_return_before_step``): 2+ builds back at the old level,
-      then ``min_after`` or more builds beyond them by ``Z_RETURN``; until those are in, an open change is not
-      confirmed (``backout_pending``);
+    * by a return before a later step the same way (``_return_before_step``): builds back at the old level (2+,
+      or one with the excursion off the later level), then ``min_after`` or more builds beyond them by
+      ``Z_RETURN``; until those are in, an open change is not confirmed (``backout_pending``);
     * by the old level's return, in a window where the noise estimate's trim absorbs two shifts
       (``trim_absorbs_shifts(n, 2)``, 75+ builds: the excursion's own two do not inflate it): a run of ``R``
       builds on the before side of the midpoint between the level before ``c`` and the excursion's median
@@ -471,18 +472,21 @@ def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise
     """First build ``j`` of a return to the old level between an excursion and a later step the same way, else None.
 
     The builds ``c..j-1`` (``c < j <= c + BACKOUT_WITHIN``) are the excursion, on the change's side of the midpoint
-    of the test's two levels; the return ``j..c2-1`` holds ``RETURN_MIN`` or more builds on the before side of it;
+    of the test's two levels; the return ``j..c2-1`` holds one or more builds on the before side of it (``_returns``);
     the builds from ``c2`` on (``min_after`` or more, up to ``k``) are the lasting change. It is a return when
     the lasting change differs from the return by ``Z_RETURN`` or more, in the change's direction (``shift_test``
     of the return against it, AR(1) noise), and the return is the old level: it does not differ from the segment
     before ``c`` (``|z| < Z95``), or by no more than ``OLD_LEVEL_SHARE`` of the lasting change (a memory series
-    whose builds repeat to 0.1% tells every return from the old level). The later step is then the change, not the
-    excursion's culprit. A one-sided choice between two places of a change already found, not a detection,
-    so not at the scan's critical z: the mean of a step scan drew the culprit onto an excursion of 2-5 builds
-    at the step's side when only one to four builds of the old level separated them (planted into real series
-    of 170 builds, +20% for 2-5 builds, 1-2 builds back, then +10%: the culprit on the excursion 99-102 times
-    in 138, on the step 4-10), and the backout test of the excursion against a return run of ``min_after``
-    builds at the scan's critical z (``_return_run``) needs three builds back and rarely holds for two.
+    whose builds repeat to 0.1% tells every return from the old level). A return of fewer than ``RETURN_MIN``
+    builds counts only when the excursion differs from the lasting change by ``Z_RETURN`` too: one build back
+    inside a change that held the excursion's level is a dip, not a backout (heavy-tailed real builds dip often).
+    The later step is then the change, not the excursion's culprit. A one-sided choice between two places of a
+    change already found, not a detection, so not at the scan's critical z: the mean of a step scan drew the
+    culprit onto an excursion of 2-5 builds at the step's side when only one to four builds of the old level
+    separated them (planted into real series of 170 builds, +20% for 2-5 builds, 1-2 builds back, then +10%: the
+    culprit on the excursion 99-102 times in 138, on the step 4-10), and the backout test of the excursion
+    against a return run of ``min_after`` builds at the scan's critical z (``_return_run``) needs three builds back
+    and rarely holds for two.
     """
     r = config.min_after
     sign = 1.0 if test.after > test.before else -1.0
@@ -497,22 +501,24 @@ def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise
         old = shift_test(y[seg_lo - i0:c - i0], ret, noise)
         if abs(old.z) >= Z95 and abs(old.delta) > OLD_LEVEL_SHARE * abs(step.after - old.before):
             continue
+        if c2 - j < RETURN_MIN and abs(shift_test(y[c - i0:j - i0], y[c2 - i0:k + 1 - i0], noise).z) < Z_RETURN:
+            continue
         return j
     return None
 
 
 def _returns(s: Series, c: int, k: int, test: ShiftTest) -> Iterator[tuple[int, int]]:
-    """``(j, c2)`` for each ``j`` (``c < j <= c + BACKOUT_WITHIN``) that starts ``RETURN_MIN`` or more builds on the
-    before side of the midpoint of the test's two levels, after a build on the change's side; ``c2`` is the first
-    build after them on the change's side again (``k + 1`` while there is none)."""
+    """``(j, c2)`` for each ``j`` (``c < j <= c + BACKOUT_WITHIN``) that starts one or more builds on the before side
+    of the midpoint of the test's two levels, after a build on the change's side; ``c2`` is the first build after
+    them on the change's side again (``k + 1`` while there is none)."""
     sign = 1.0 if test.after > test.before else -1.0
     mid = 0.5 * (test.before + test.after)
     # a handful of builds, on every scan and review: plain Python avoids numpy's per-call cost on so few values
     side = [(v - mid) * sign < 0 for v in s.y[c - s.index0:k + 1 - s.index0].tolist()]
-    for j in range(1, min(BACKOUT_WITHIN, len(side) - RETURN_MIN) + 1):
-        if side[j - 1] or not all(side[j:j + RETURN_MIN]):
+    for j in range(1, min(BACKOUT_WITHIN, len(side) - 1) + 1):
+        if side[j - 1] or not side[j]:
             continue
-        c2 = j + RETURN_MIN
+        c2 = j + 1
         while c2 < len(side) and side[c2]:
             c2 += 1
         yield c + j, c + c2

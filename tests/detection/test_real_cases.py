@@ -93,6 +93,8 @@ def test_it_reports_a_counter_step_once_after_a_one_build_blip():
     live = [c for c in cps if not c.withdrawn]
     late = [c for c in live if c.index >= 40]
     assert len(late) == 1 and late[0].direction == "regression" and 43 <= late[0].index <= 45
+    # in hindsight the culprit is the build the new count starts on: 309 for one build, 301 again, then 308
+    assert [c.index for c in detect_hindsight([Point(v) for v in WARNINGS_STEP], kind="other")] == [13, 45]
 
 
 # mozilla-beta/5016415 pushes 128-134: the real +1.7% installer-size step that follows INSTALLER.
@@ -273,15 +275,17 @@ def test_it_finds_a_real_step_right_after_a_backed_out_timing_change(excursion):
 
 
 @pytest.mark.parametrize("length", [2, 3, 4, 5])
-@pytest.mark.parametrize(("excursion", "rel"), [(0.2, 0.1), (-0.2, -0.1), (0.1, 0.1)])
-def test_it_puts_a_step_two_builds_after_a_backed_out_change_on_its_own_culprit(length, excursion, rel):
-    # The real quiet pdfpaint excerpt with a change at build 60 backed out 2-5 builds later, two builds back at
-    # the old level, then a lasting step the same way. The step scan's means put the culprit on the excursion's
-    # first build (the backed-out change), and the backout test needs three builds back: the team was sent to a
-    # commit already reverted. Two builds back at the old level, significantly off the level after them, now
-    # make the later step the change.
+@pytest.mark.parametrize(("excursion", "rel", "back"),
+                         [(0.2, 0.1, 2), (-0.2, -0.1, 2), (0.1, 0.1, 2), (0.2, 0.1, 1), (-0.2, -0.1, 1)])
+def test_it_puts_a_step_just_after_a_backed_out_change_on_its_own_culprit(length, excursion, rel, back):
+    # The real quiet pdfpaint excerpt with a change at build 60 backed out 2-5 builds later, one or two builds
+    # back at the old level, then a lasting step the same way. The step scan's means put the culprit on the
+    # excursion's first build (the backed-out change), and the backout test needs three builds back: the team
+    # was sent to a commit already reverted. Two builds back at the old level, significantly off the level after
+    # them, now make the later step the change; one build back does when the excursion is not at that level
+    # either (one build back inside a change that held the excursion's level is a dip: left at 60).
     levels = pdfpaint_quiet()
-    step = 60 + length + 2
+    step = 60 + length + back
     pts = [Point(v * (1 + excursion if 60 <= i < 60 + length else 1.0) * (1 + rel if i >= step else 1.0))
            for i, v in enumerate(levels)]
     live = [c.index for c in detect_online(pts, kind="time") if not c.withdrawn]
