@@ -450,10 +450,11 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
     lost it).
     """
     sign = 1.0 if test.after > test.before else -1.0
-    at = _return_run(s, c, k, test, config)
+    side = _before_side(s, c, k, test, config)
+    at = _return_run(s, c, k, test, config, side)
     if at is not None and _test_at(s, c, at, noise, hi_excl=at + config.min_after).z * sign <= -zc:
         return at
-    at = _return_before_step(s, c, k, test, noise, config, seg_lo)
+    at = _return_before_step(s, c, k, test, noise, config, seg_lo, side)
     if at is not None:
         return at
     if not trim_absorbs_shifts(s.y.size, 2):
@@ -468,19 +469,21 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
 
 
 def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, config: DetectorConfig,
-                        seg_lo: int) -> int | None:
+                        seg_lo: int, side: list[bool]) -> int | None:
     """First build ``j`` of a return to the old level between an excursion and a later step the same way, else None.
 
-    The builds ``c..j-1`` (``c < j <= c + BACKOUT_WITHIN``) are the excursion, on the change's side of the midpoint
-    of the test's two levels; the return ``j..c2-1`` holds one or more builds on the before side of it (``_returns``);
+    The builds ``c..j-1`` (``c < j <= c + BACKOUT_WITHIN``) are the excursion, ending on the change's side of the
+    midpoint of the test's two levels; the return ``j..c2-1`` holds one or more builds on the before side of it
+    (``_returns``);
     the builds from ``c2`` on (``min_after`` or more, up to ``k``) are the lasting change. It is a return when
     the lasting change differs from the return by ``Z_RETURN`` or more, in the change's direction (``shift_test``
-    of the return against it, AR(1) noise), and the return is the old level: it does not differ from the segment
-    before ``c`` (``|z| < Z95``), or by no more than ``OLD_LEVEL_SHARE`` of the lasting change (a memory series
-    whose builds repeat to 0.1% tells every return from the old level). A return of fewer than ``RETURN_MIN``
-    builds counts only when the excursion differs from the lasting change by ``Z_RETURN`` too: one build back
-    inside a change that held the excursion's level is a dip, not a backout (heavy-tailed real builds dip often).
-    The later step is then the change, not the excursion's culprit. A one-sided choice between two places of a
+    of the return against it, AR(1) noise), and the return is the old level: its median lies within
+    ``OLD_LEVEL_SHARE`` of the lasting change from the level before ``c``, or it does not differ from the segment
+    before ``c`` (``|z| < Z95``; a memory series whose builds repeat to 0.1% tells every return from the old level
+    by z). A return of fewer than ``RETURN_MIN`` builds counts only after an excursion wholly on the change's side
+    that differs from the lasting change by ``Z_RETURN`` too: one build back inside a change that held the
+    excursion's level is a dip, not a backout (heavy-tailed real builds dip often). The later step is then the
+    change, not the excursion's culprit. A one-sided choice between two places of a
     change already found, not a detection, so not at the scan's critical z: the mean of a step scan drew the
     culprit onto an excursion of 2-5 builds at the step's side when only one to four builds of the old level
     separated them (planted into real series of 170 builds, +20% for 2-5 builds, 1-2 builds back, then +10%: the
@@ -491,37 +494,40 @@ def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise
     r = config.min_after
     sign = 1.0 if test.after > test.before else -1.0
     y, i0 = s.y, s.index0
-    for j, c2 in _returns(s, c, k, test):
+    for j, c2 in _returns(side, c, k):
         if k - c2 + 1 < r:
             continue
-        ret = y[j - i0:c2 - i0]
-        step = shift_test(ret, y[c2 - i0:k + 1 - i0], noise)
+        ret, after = y[j - i0:c2 - i0], y[c2 - i0:k + 1 - i0]
+        # cheapest refusals first: this runs on every scan and review whose builds dip once
+        if c2 - j < RETURN_MIN and abs(shift_test(y[c - i0:j - i0], after, noise, judge_sustained=False).z) < Z_RETURN:
+            continue
+        step = shift_test(ret, after, noise, judge_sustained=False)
         if step.z * sign < Z_RETURN:
             continue
-        old = shift_test(y[seg_lo - i0:c - i0], ret, noise)
-        if abs(old.z) >= Z95 and abs(old.delta) > OLD_LEVEL_SHARE * abs(step.after - old.before):
-            continue
-        if c2 - j < RETURN_MIN and abs(shift_test(y[c - i0:j - i0], y[c2 - i0:k + 1 - i0], noise).z) < Z_RETURN:
+        if (abs(list_median(ret.tolist()) - test.before) > OLD_LEVEL_SHARE * abs(step.after - test.before)
+                and abs(shift_test(y[seg_lo - i0:c - i0], ret, noise, judge_sustained=False).z) >= Z95):
             continue
         return j
     return None
 
 
-def _returns(s: Series, c: int, k: int, test: ShiftTest) -> Iterator[tuple[int, int]]:
-    """``(j, c2)`` for each ``j`` (``c < j <= c + BACKOUT_WITHIN``) that starts one or more builds on the before side
-    of the midpoint of the test's two levels, after a build on the change's side; ``c2`` is the first build after
-    them on the change's side again (``k + 1`` while there is none)."""
-    sign = 1.0 if test.after > test.before else -1.0
-    mid = 0.5 * (test.before + test.after)
-    # a handful of builds, on every scan and review: plain Python avoids numpy's per-call cost on so few values
-    side = [(v - mid) * sign < 0 for v in s.y[c - s.index0:k + 1 - s.index0].tolist()]
+def _returns(side: list[bool], c: int, k: int) -> Iterator[tuple[int, int]]:
+    """``(j, c2)`` for each ``j`` (``c < j <= c + BACKOUT_WITHIN``) that starts ``RETURN_MIN`` or more builds on the
+    before side of the midpoint of the test's two levels after a build on the change's side, or one such build
+    after an excursion wholly on the change's side; ``c2`` is the first build after them on the change's side
+    again, within ``side`` (``k + 1`` while there is none; a longer return is a backout the other rules judge).
+    ``side``: ``_before_side``'s."""
+    end = c + len(side) - 1
     for j in range(1, min(BACKOUT_WITHIN, len(side) - 1) + 1):
         if side[j - 1] or not side[j]:
             continue
         c2 = j + 1
         while c2 < len(side) and side[c2]:
             c2 += 1
-        yield c + j, c + c2
+        if c2 == len(side) and end < k:
+            return  # back to the end of ``side``: a backout, which the other rules judge
+        if c2 - j >= RETURN_MIN or not any(side[:j]):  # one build back: only the excursion's first return
+            yield c + j, c + c2
 
 
 def _excursion_return(s: Series, c: int, k: int, before: float, sign: float,
@@ -553,7 +559,7 @@ def backout_pending(s: Series, c: int, k: int, test: ShiftTest, config: Detector
     which ``_return_before_step`` judges once they are in."""
     if s.mode != "level":
         return False
-    if any(c2 <= k < c2 + config.min_after - 1 for _, c2 in _returns(s, c, k, test)):
+    if any(c2 <= k < c2 + config.min_after - 1 for _, c2 in _returns(_before_side(s, c, k, test, config), c, k)):
         return True  # a step after a return: ``_return_before_step`` judges it once ``min_after`` builds are in
     if not trim_absorbs_shifts(s.y.size, 2):
         return False
@@ -561,22 +567,32 @@ def backout_pending(s: Series, c: int, k: int, test: ShiftTest, config: Detector
     return run is not None and k < run[0] + LASTING_BUILDS - 1
 
 
-def _return_run(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig) -> int | None:
+def _return_run(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig,
+                side: list[bool] | None = None) -> int | None:
     """First build of the first ``min_after`` consecutive builds ``j..`` (``c < j <= c + BACKOUT_WITHIN``, all
     up to build ``k``) on the before side of the midpoint of the test's two levels, else None: the shape of a
-    backout, before its significance is tested."""
+    backout, before its significance is tested. ``side``: ``_before_side``'s, when the caller has it."""
     r = config.min_after
     last = min(k - r + 1, c + BACKOUT_WITHIN)
     if last <= c:
         return None
+    side = _before_side(s, c, k, test, config) if side is None else side
+    # builds c+1 .. last+r-1 (the only ones a run can use): side[1..]
+    for j in range(1, last - c + 1):
+        if all(side[j:j + r]):
+            return c + j
+    return None
+
+
+def _before_side(s: Series, c: int, k: int, test: ShiftTest, config: DetectorConfig) -> list[bool]:
+    """Whether each build ``c..min(k, c + BACKOUT_WITHIN + max(BACKOUT_WITHIN, min_after))`` lies on the before
+    side of the midpoint of the test's two levels: the builds the backout rules read (``_return_run``,
+    ``_returns``)."""
     sign = 1.0 if test.after > test.before else -1.0
     mid = 0.5 * (test.before + test.after)
-    # builds c+1 .. last+r-1 (the only ones a run can use) on the before side of the midpoint
-    side = sign * (s.y[c + 1 - s.index0:last + r - s.index0] - mid) < 0
-    for j in range(last - c):
-        if side[j:j + r].all():
-            return c + 1 + j
-    return None
+    end = min(k, c + BACKOUT_WITHIN + max(BACKOUT_WITHIN, config.min_after))
+    # a handful of builds, on every scan and review: plain Python avoids numpy's per-call cost on so few values
+    return [(v - mid) * sign < 0 for v in s.y[c - s.index0:end + 1 - s.index0].tolist()]
 
 
 def confirm_hold(m: int) -> int:
