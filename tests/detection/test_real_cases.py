@@ -265,7 +265,7 @@ def test_it_finds_a_real_step_right_after_a_backed_out_timing_change(excursion):
     for length in (3, 4, 5):
         for gap in (2, 3, 4, 6) if excursion > 0 else (1, 2, 3, 4, 6):
             if (length, gap) == (5, 2):
-                continue  # hindsight still puts this one on the backout: see docs/DETECTION.md
+                continue  # hindsight reports this excursion as a change of its own too: see docs/DETECTION.md
             step = 60 + length + gap
             pts = [Point(v * (1 + excursion if 60 <= i < 60 + length else 1.0) * (1.15 if i >= step else 1.0))
                    for i, v in enumerate(levels)]
