@@ -468,6 +468,27 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
     return j if lasting.z * sign < Z_WITHDRAW and (lasting.after - near) * sign < 0 else None
 
 
+def backout_at(s: Series, seg_lo: int, c: int, config: DetectorConfig,
+               reviewed: ShiftTest | None = None) -> int | None:
+    """First build of the backout of a level change at ``c`` (``backed_out``, all builds of ``s`` in, the segment
+    from ``seg_lo``), else None.
+
+    The sides of the levels' midpoint are read twice: with the levels of the whole window, where a step after the
+    return, the same way, lies on the change's side (``_return_before_step``), and with ``reviewed``, the levels
+    a review on fewer builds found, where a later change the other way continues the return (``_return_run``).
+    For hindsight (``hindsight._backed_out_before``), whose review of a proposal ends at the next change."""
+    if s.mode != "level":
+        return None
+    noise = series_noise(s)
+    n_cand = max(1, min(config.max_after, s.end - seg_lo + 1 - config.min_before))
+    zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
+    for test in (_test_at(s, seg_lo, c, noise), reviewed):
+        at = None if test is None else backed_out(s, c, s.end, test, noise, zc, config, seg_lo)
+        if at is not None:
+            return at
+    return None
+
+
 def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, config: DetectorConfig,
                         seg_lo: int, side: list[bool]) -> int | None:
     """First build ``j`` of a return to the old level between an excursion and a later step the same way, else None.

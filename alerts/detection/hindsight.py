@@ -7,9 +7,10 @@ the culprit is relocated within ``refine_radius`` builds and the levels and p-va
 is kept when it passes the same test and gates on that data, or when the online pass confirmed it; duplicate
 proposals of one shift (withdrawn, then raised again; or a small step the online pass withdrew when its culprit
 moved onto a larger one right after it) are merged, the kept change point carrying the detection of the
-proposal that had seen its culprit (``_detected_at``), and a train of same-direction shifts is
-reported as one drift (``drift.collapse_drift``; not for ``size``, as online), left out when it runs from
-the start of the history (``_trend_from_start``). The online pass proposes plain shifts (``drift=False``):
+proposal that had seen its culprit (``_detected_at``); a withdrawn proposal whose window the next kept one cut
+short is left withdrawn when the builds after that show its backout (``_backed_out_before``); and a train of
+same-direction shifts is reported as one drift (``drift.collapse_drift``; not for ``size``, as online), left
+out when it runs from the start of the history (``_trend_from_start``). The online pass proposes plain shifts (``drift=False``):
 hindsight groups them itself, with the whole history.
 """
 
@@ -19,7 +20,16 @@ import dataclasses
 from collections.abc import Sequence
 
 from .drift import collapse_drift
-from .evaluate import build_series, point_fields, review_open, to_change_point
+from .evaluate import (
+    BACKOUT_WITHIN,
+    Candidate,
+    Series,
+    backout_at,
+    build_series,
+    point_fields,
+    review_open,
+    to_change_point,
+)
 from .model import DEFAULT, ChangePoint, DetectorConfig, Point
 from .online import OnlineDetector
 
@@ -50,11 +60,11 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
         hi = min(nxt, cp.index + config.window)
         verdict, cand, s = "keep", None, None
         if cp.index - lo >= 2 and hi - cp.index >= 1:
-            window = fields[lo:hi]
-            s = build_series([f[0] for f in window], [f[1] for f in window] if kind == "rate" else None,
-                             [f[2] for f in window] if kind == "rate" else None, lo, kind,
-                             [f[3] for f in window])
+            s = _window(fields, lo, hi, kind)
             verdict, cand = review_open(s, lo, cp, kind, relaxed, hi_excl=hi)
+        if verdict == "confirm" and cand is not None and not _kept(cp) and _backed_out_before(
+                cp, cand, proposals[i + 1:], fields, lo, hi, kind, relaxed):
+            continue  # an excursion whose backout the window cut off: withdrawn, as online
         if verdict == "confirm" and cand is not None and s is not None:
             new = to_change_point(cand, s, lower_is_better, _detected_at(cp, cand.index, proposals[i + 1:], config))
             new.confirmed = True
@@ -68,6 +78,38 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
     if kind == "size":
         return out  # each size step has a culprit owners want, as online (``OnlineDetector.drift``)
     return [c for c in collapse_drift(out, max_gap=_drift_gap(config)) if not _trend_from_start(c, config)]
+
+
+def _window(fields: list, lo: int, hi: int, kind: str) -> Series:
+    """The builds ``lo..hi-1`` as a ``Series`` (``point_fields`` of each)."""
+    window = fields[lo:hi]
+    return build_series([f[0] for f in window], [f[1] for f in window] if kind == "rate" else None,
+                        [f[2] for f in window] if kind == "rate" else None, lo, kind, [f[3] for f in window])
+
+
+def _backed_out_before(cp: ChangePoint, cand: Candidate, later: Sequence[ChangePoint], fields: list, lo: int,
+                       hi: int, kind: str, config: DetectorConfig) -> bool:
+    """Whether the change a withdrawn proposal's review confirmed (``cand``) was backed out before the next kept
+    proposal, which ended the review's window at ``hi`` within ``_return_reach`` builds of it.
+
+    Such a window holds the excursion and the first builds back, but not what the backout rules need after
+    them: ``min_after`` builds back, or the builds of a step after the return (``evaluate._return_before_step``).
+    The review then confirmed the excursion as a change of its own beside the next one, with no revert between
+    them, and levels that do not chain (+20% from 110, then +10% from 117 "from 185", the old level); planted
+    into real series (+-20% for 5 builds, 2 back, then +-10% either way) 52-76 times in 138. The window that
+    reaches on to the kept proposal after the next one has those builds; a backout found there
+    (``evaluate.backout_at``) leaves the proposal withdrawn, as the online pass left it, which had them."""
+    nxt = next((p for p in later if _kept(p) and p.index == hi), None)
+    if nxt is None or hi > cand.index + _return_reach(config):
+        return False
+    hi2 = min(next((p.index for p in later if _kept(p) and p.index > hi), len(fields)), cand.index + config.window)
+    return backout_at(_window(fields, lo, hi2, kind), lo, cand.index, config, cand.test) is not None
+
+
+def _return_reach(config: DetectorConfig) -> int:
+    """Builds after a culprit within which the next change can cut off what the backout rules read: the builds
+    whose side of the levels' midpoint they judge (``evaluate._before_side``), then ``min_after`` of a step."""
+    return BACKOUT_WITHIN + max(BACKOUT_WITHIN, config.min_after) + config.min_after
 
 
 def _detected_at(cp: ChangePoint, index: int, later: Sequence[ChangePoint], config: DetectorConfig) -> int:
