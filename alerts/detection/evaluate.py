@@ -497,10 +497,12 @@ def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise
     midpoint of the test's two levels; the return ``j..c2-1`` holds one or more builds on the before side of it
     (``_returns``); the builds from ``c2`` on (``min_after`` or more, up to ``k``) are the lasting change. It is a
     return when the lasting change differs from the return by ``Z_RETURN`` or more, in the change's direction
-    (``shift_test`` of the return against it, AR(1) noise), and the return is the old level: its median lies
-    within ``OLD_LEVEL_SHARE`` of the lasting change from the level before ``c``, or it does not differ from the
-    segment before ``c`` (``|z| < Z95``; a memory series whose builds repeat to 0.1% tells every return from the
-    old level by z). A return of fewer than ``RETURN_MIN`` builds counts only after an excursion wholly on the
+    (``shift_test`` of the return against it, AR(1) noise), and the return is not partway to the lasting change:
+    its median lies no further than ``OLD_LEVEL_SHARE`` of the lasting change beyond the level before ``c``
+    towards it, or it is not above that level in the change's direction by z ``Z95`` (against the segment before
+    ``c``; a memory series whose builds repeat to 0.1% tells every return from the old level by z). One-sided:
+    builds back beyond the old level, away from the change, are a return too (a real page load's two builds back
+    1-2% under its level, z -2.5, left the culprit on the excursion). A return of fewer than ``RETURN_MIN`` builds counts only after an excursion wholly on the
     change's side that differs from the lasting change by ``Z_RETURN`` too: one build back inside a change that
     held the excursion's level is a dip, not a backout (heavy-tailed real builds dip often). The later step is
     then the change, not the excursion's culprit. A one-sided choice between two places of a change already
@@ -524,8 +526,8 @@ def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise
         step = shift_test(ret, after, noise, judge_sustained=False)
         if step.z * sign < Z_RETURN:
             continue
-        if (abs(list_median(ret.tolist()) - test.before) > OLD_LEVEL_SHARE * abs(step.after - test.before)
-                and abs(shift_test(y[seg_lo - i0:c - i0], ret, noise, judge_sustained=False).z) >= Z95):
+        if ((list_median(ret.tolist()) - test.before) * sign > OLD_LEVEL_SHARE * abs(step.after - test.before)
+                and shift_test(y[seg_lo - i0:c - i0], ret, noise, judge_sustained=False).z * sign >= Z95):
             continue
         return j
     return None

@@ -295,6 +295,21 @@ def test_it_puts_a_step_just_after_a_backed_out_change_on_its_own_culprit(length
     assert [c.index for c in detect_hindsight(pts, kind="time")] == [step]
 
 
+@pytest.mark.parametrize(("excursion", "length", "rel"), [(0.2, 2, 0.1), (0.15, 2, 0.1), (0.2, 2, 0.08), (0.2, 4, 0.1)])
+def test_it_takes_builds_back_below_the_old_level_for_a_return(excursion, length, rel):
+    # The first 170 pushes of a real Android page-load series (mozilla3, autoland1/5043316, ~3,000 ms), a change at
+    # 110 backed out after 2-4 builds, then a lasting step the same way 2 builds later. The real builds 112-113
+    # (2,949 and 2,970 ms) sit 1-2% under the level before 110: z -2.5 from it, so the return was not "the old
+    # level" and the step's alert blamed the backed-out change at 110. Builds back beyond the old level, away from
+    # the change, are a return too: the step is the change.
+    values = _real_series("mozilla3", "autoland1/5043316")[:170]
+    step = 110 + length + 2
+    pts = [Point(v * (1 + excursion if 110 <= i < 110 + length else 1.0) * (1 + rel if i >= step else 1.0))
+           for i, v in enumerate(values)]
+    assert [c.index for c in detect_online(pts, kind="time") if not c.withdrawn and c.index > 100] == [step]
+    assert [c.index for c in detect_hindsight(pts, kind="time") if c.index > 100] == [step]
+
+
 @pytest.mark.parametrize("gap", [3, 4])
 def test_it_does_not_raise_a_withdrawn_excursion_again_on_a_second_look(gap):
     # The real quiet pdfpaint excerpt, +10% for builds 40-42, then +6% for good from 46-47. The excursion is
