@@ -62,8 +62,8 @@ def detect_hindsight(points: Sequence[Point], *, kind: str, lower_is_better: boo
         if cp.index - lo >= 2 and hi - cp.index >= 1:
             s = _window(fields, lo, hi, kind)
             verdict, cand = review_open(s, lo, cp, kind, relaxed, hi_excl=hi)
-        if verdict == "confirm" and cand is not None and not _kept(cp) and _backed_out_before(
-                cp, cand, proposals[i + 1:], fields, lo, hi, kind, relaxed):
+        if verdict == "confirm" and cand is not None and s is not None and not _kept(cp) and _backed_out_before(
+                cand, s, proposals[i + 1:], fields, lo, hi, kind, relaxed):
             continue  # an excursion whose backout the window cut off: withdrawn, as online
         if verdict == "confirm" and cand is not None and s is not None:
             new = to_change_point(cand, s, lower_is_better, _detected_at(cp, cand.index, proposals[i + 1:], config))
@@ -87,10 +87,11 @@ def _window(fields: list, lo: int, hi: int, kind: str) -> Series:
                         [f[2] for f in window] if kind == "rate" else None, lo, kind, [f[3] for f in window])
 
 
-def _backed_out_before(cp: ChangePoint, cand: Candidate, later: Sequence[ChangePoint], fields: list, lo: int,
-                       hi: int, kind: str, config: DetectorConfig) -> bool:
-    """Whether the change a withdrawn proposal's review confirmed (``cand``) was backed out before the next kept
-    proposal, which ended the review's window at ``hi`` within ``_return_reach`` builds of it.
+def _backed_out_before(cand: Candidate, s: Series, later: Sequence[ChangePoint], fields: list, lo: int, hi: int,
+                       kind: str, config: DetectorConfig) -> bool:
+    """Whether the change a withdrawn proposal's review confirmed (``cand``, in the window ``s`` of builds
+    ``lo..hi-1``) was backed out before the next kept proposal, which ended that window at ``hi`` within
+    ``_return_reach`` builds of it.
 
     Such a window holds the excursion and the first builds back, but not what the backout rules need after
     them: ``min_after`` builds back, or the builds of a step after the return (``evaluate._return_before_step``).
@@ -103,7 +104,10 @@ def _backed_out_before(cp: ChangePoint, cand: Candidate, later: Sequence[ChangeP
     if nxt is None or hi > cand.index + _return_reach(config):
         return False
     hi2 = min(next((p.index for p in later if _kept(p) and p.index > hi), len(fields)), cand.index + config.window)
-    return backout_at(_window(fields, lo, hi2, kind), lo, cand.index, config, cand.test) is not None
+    longer = _window(fields, lo, hi2, kind)
+    if (longer.mode, longer.log) != (s.mode, s.log):
+        return False  # the review's levels are on another scale (a value <= 0 after hi, a size window now jittery)
+    return backout_at(longer, lo, cand.index, config, cand.test) is not None
 
 
 def _return_reach(config: DetectorConfig) -> int:
