@@ -497,21 +497,21 @@ def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise
     midpoint of the test's two levels; the return ``j..c2-1`` holds one or more builds on the before side of it
     (``_returns``); the builds from ``c2`` on (``min_after`` or more, up to ``k``) are the lasting change. It is a
     return when the lasting change differs from the return by ``Z_RETURN`` or more, in the change's direction
-    (``shift_test`` of the return against it, AR(1) noise), and the return is not partway to the lasting change:
-    its median lies no further than ``OLD_LEVEL_SHARE`` of the lasting change beyond the level before ``c``
-    towards it, or it is not above that level in the change's direction by z ``Z95`` (against the segment before
-    ``c``; a memory series whose builds repeat to 0.1% tells every return from the old level by z). One-sided:
-    builds back beyond the old level, away from the change, are a return too (a real page load's two builds back
-    1-2% under its level, z -2.5, left the culprit on the excursion). A return of fewer than ``RETURN_MIN`` builds counts only after an excursion wholly on the
-    change's side that differs from the lasting change by ``Z_RETURN`` too: one build back inside a change that
-    held the excursion's level is a dip, not a backout (heavy-tailed real builds dip often). The later step is
-    then the change, not the excursion's culprit. A one-sided choice between two places of a change already
-    found, not a detection, so not at the scan's critical z: the mean of a step scan drew the culprit onto an
-    excursion of 2-5 builds at the step's side when only one to four builds of the old level separated them
+    (``shift_test`` of the return against it, AR(1) noise), and the return is not partway to the lasting change: its
+    median lies no further than ``OLD_LEVEL_SHARE`` of the lasting change beyond the level before ``c`` towards it,
+    or it is not above that level in the change's direction by z ``Z95`` (against the segment before ``c``; a memory
+    series whose builds repeat to 0.1% tells every return from the old level by z). One-sided: builds back beyond
+    the old level, away from the change, are a return too (a real page load's two builds back 1-2% under its level,
+    z -2.5, left the culprit on the excursion). A return of fewer than ``RETURN_MIN`` builds counts only after an
+    excursion wholly on the change's side that differs from the lasting change by ``Z_RETURN`` too: one build back
+    inside a change that held the excursion's level is a dip, not a backout (heavy-tailed real builds dip often).
+    The later step is then the change, not the excursion's culprit. A one-sided choice between two places of a
+    change already found, not a detection, so not at the scan's critical z: the mean of a step scan drew the culprit
+    onto an excursion of 2-5 builds at the step's side when only one to four builds of the old level separated them
     (planted into real series of 170 builds, +20% for 2-5 builds, 1-2 builds back, then +10%: the culprit on the
-    excursion 99-102 times in 138, on the step 4-10), and the backout test of the excursion against a return run
-    of ``min_after`` builds at the scan's critical z (``_return_run``) needs three builds back and rarely holds
-    for two.
+    excursion 99-102 times in 138, on the step 4-10), and the backout test of the excursion against a return run of
+    ``min_after`` builds at the scan's critical z (``_return_run``) needs three builds back and rarely holds for
+    two.
     """
     r = config.min_after
     sign = 1.0 if test.after > test.before else -1.0

@@ -10,8 +10,8 @@ moved onto a larger one right after it) are merged, the kept change point carryi
 proposal that had seen its culprit (``_detected_at``); a withdrawn proposal whose window the next kept one cut
 short is left withdrawn when the builds after that show its backout (``_backed_out_before``); and a train of
 same-direction shifts is reported as one drift (``drift.collapse_drift``; not for ``size``, as online), left
-out when it runs from the start of the history (``_trend_from_start``). The online pass proposes plain shifts (``drift=False``):
-hindsight groups them itself, with the whole history.
+out when it runs from the start of the history (``_trend_from_start``). The online pass proposes plain shifts
+(``drift=False``): hindsight groups them itself, with the whole history.
 """
 
 from __future__ import annotations

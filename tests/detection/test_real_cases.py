@@ -295,7 +295,8 @@ def test_it_puts_a_step_just_after_a_backed_out_change_on_its_own_culprit(length
     assert [c.index for c in detect_hindsight(pts, kind="time")] == [step]
 
 
-@pytest.mark.parametrize(("excursion", "length", "rel"), [(0.2, 2, 0.1), (0.15, 2, 0.1), (0.2, 2, 0.08), (0.2, 4, 0.1)])
+@pytest.mark.parametrize(("excursion", "length", "rel"),
+                         [(0.2, 2, 0.1), (0.15, 2, 0.1), (0.2, 2, 0.08), (0.2, 4, 0.1)])
 def test_it_takes_builds_back_below_the_old_level_for_a_return(excursion, length, rel):
     # The first 170 pushes of a real Android page-load series (mozilla3, autoland1/5043316, ~3,000 ms), a change at
     # 110 backed out after 2-4 builds, then a lasting step the same way 2 builds later. The real builds 112-113
