@@ -47,3 +47,16 @@ def test_it_plants_a_backed_out_change_before_the_step_and_counts_the_culprits_l
     assert res["step_at"] == 105
     row = res["steps"]["+0.10"]
     assert row["of"] == 2 and row["found"] == 2 and row["on_excursion"] == 0
+
+
+def test_it_runs_hindsight_on_the_same_excerpts_and_counts_a_backed_out_change_reported_beside_the_step(tmp_path):
+    rng = np.random.default_rng(5)
+    noise = [{"value": float(v)} for v in 100 * np.exp(rng.normal(0, 0.01, 380))]
+    d = _write(tmp_path, [{"id": "a", "kind": "time", "points": noise}])
+    res = ev.run([d], at=100, sizes=[0.1], length=160, excursion=(0.2, 3, 2), hindsight=True)
+    assert res["detector"] == "hindsight"
+    row = res["steps"]["+0.10"]
+    assert row["found"] == 2 and row["on_excursion"] == 0 and row["beside"] == 0
+    # a change that held for 12 builds before it was reverted is a change of its own: reported beside the step
+    held = ev.run([d], at=100, sizes=[0.1], length=160, excursion=(0.2, 12, 12), hindsight=True)
+    assert held["step_at"] == 124 and held["steps"]["+0.10"]["found"] == 2 and held["steps"]["+0.10"]["beside"] == 2
