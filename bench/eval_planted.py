@@ -87,7 +87,8 @@ def run(dirs: list[Path], at: int, sizes: list[float], length: int = LENGTH,
         for s in sizes:
             rows[f"{s:+.2f}"]["on_excursion"] = blamed[s]
             rows[f"{s:+.2f}"]["beside"] = beside[s]
-    return {"detector": "hindsight" if hindsight else "online", "at": at, "step_at": step_at, "excerpts": len(ex), "alerts_unmodified": plain, "steps": rows}
+    return {"detector": "hindsight" if hindsight else "online", "at": at, "step_at": step_at, "excerpts": len(ex),
+            "alerts_unmodified": plain, "steps": rows}
 
 
 def _excursion(arg: str) -> tuple[float, int, int]:

@@ -480,8 +480,7 @@ def backout_at(s: Series, seg_lo: int, c: int, config: DetectorConfig,
     if s.mode != "level":
         return None
     noise = series_noise(s)
-    n_cand = max(1, min(config.max_after, s.end - seg_lo + 1 - config.min_before))
-    zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
+    zc = critical_z(config.alpha, _review_candidates(s.end, seg_lo, config), noise.df, config.sensitivity)
     for test in (_test_at(s, seg_lo, c, noise), reviewed):
         at = None if test is None else backed_out(s, c, s.end, test, noise, zc, config, seg_lo)
         if at is not None:
@@ -629,6 +628,12 @@ def confirmable(m: int, config: DetectorConfig) -> bool:
     return m + confirm_hold(m) <= config.max_after
 
 
+def _review_candidates(k: int, seg_lo: int, config: DetectorConfig) -> int:
+    """Culprits an open change's review (its segment from ``seg_lo``, builds up to ``k``) is tested among, for its
+    critical z: those the scan could have raised it at."""
+    return max(1, min(config.max_after, k - seg_lo + 1 - config.min_before))
+
+
 def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: DetectorConfig,
                 hi_excl: int | None = None, noise: Noise | None = None) -> tuple[str, Candidate | None]:
     """Re-test an open (unconfirmed) change point with the builds that arrived since.
@@ -648,7 +653,7 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     hi = min(cp.index + r, k - config.min_after + 1)
     if hi < lo:
         return "keep", None
-    n_cand = max(1, min(config.max_after, k - seg_lo + 1 - config.min_before))
+    n_cand = _review_candidates(k, seg_lo, config)
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
     best, _, scores = locate(s, seg_lo, lo, hi, noise, sign, hi_excl)
     test = _test_at(s, seg_lo, best, noise, hi_excl)

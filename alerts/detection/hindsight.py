@@ -100,8 +100,7 @@ def _backed_out_before(cand: Candidate, s: Series, later: Sequence[ChangePoint],
     into real series (+-20% for 5 builds, 2 back, then +-10% either way) 52-76 times in 138. The window that
     reaches on to the kept proposal after the next one has those builds; a backout found there
     (``evaluate.backout_at``) leaves the proposal withdrawn, as the online pass left it, which had them."""
-    nxt = next((p for p in later if _kept(p) and p.index == hi), None)
-    if nxt is None or hi > cand.index + _return_reach(config):
+    if hi > cand.index + _return_reach(config) or not any(_kept(p) and p.index == hi for p in later):
         return False
     hi2 = min(next((p.index for p in later if _kept(p) and p.index > hi), len(fields)), cand.index + config.window)
     longer = _window(fields, lo, hi2, kind)
