@@ -200,8 +200,14 @@ class OnlineDetector:
             return False
         blk = self._block_for()
         if blk is None or blk.noise is None:
-            # a segment too short for a level scan; a size step needs only the previous build
-            return blk is not None and self.kind != "size"
+            # The segment was too short for a level scan at the block's boundary (a change was confirmed just
+            # before it), so the block has no reference level. Quiet only while no culprit is admissible yet: the
+            # segment grows during the block, and a change a few builds after the confirmed one (a reland after
+            # its revert) was otherwise scanned only every SCAN_EVERY builds until the next block, whose noise
+            # estimate then held it too. A size step needs only the previous build.
+            if blk is None or self.kind == "size":
+                return False
+            return self.index - self.segment_start + 1 < self.config.min_before + self.config.min_after
         noise = blk.noise
         ys = self._logs if blk.log else self._vals
         if blk.mode == "rate":

@@ -447,3 +447,32 @@ def test_it_finds_a_real_step_a_dozen_builds_after_a_small_real_excursion():
         assert [(c.direction, abs(c.index - 149) <= 1) for c in live[:1]] == [("improvement", True)], cps
         assert live[0].detected_at <= 157, live[0]
         assert not [c for c in live if abs(c.index - 133) <= 3], cps
+
+
+def test_it_raises_a_real_backout_and_reland_as_soon_as_their_builds_show_them():
+    # A real Windows page load (mozilla5, autoland2/4609852, outlook ContentfulSpeedIndex, ~850 ms): +20% at push
+    # 96, backed out at 108 (-19%), relanded at 119 (+22%; build 121 dips back once). Each confirmed change starts
+    # a segment; the quick screen's reference level is frozen at each 16-build block boundary, and a block whose
+    # boundary came before the segment held min_before builds had none, so it called every build of the block
+    # quiet: the backout and the reland were scanned only every 8th build (raised at 112 and 128).
+    pts = [Point(v) for v in _real_series("mozilla5", "autoland2/4609852")[:150]]
+    live = [c for c in detect_online(pts, kind="time") if not c.withdrawn]
+    assert [(c.index, c.direction) for c in live] == [(96, "regression"), (108, "improvement"), (119, "regression")]
+    backout, reland = live[1], live[2]
+    assert backout.detected_at == 108 + DEFAULT.min_after
+    # the reland's fourth build dips back: is_sustained waits for more than four builds after it
+    assert reland.detected_at - 119 <= 6
+    assert [c.index for c in detect_hindsight(pts, kind="time")] == [96, 108, 119]
+
+
+@pytest.mark.parametrize(("start", "gap"), [(50, 8), (50, 10), (50, 12), (60, 10), (60, 12)])
+def test_it_scans_every_build_once_a_change_after_a_confirmed_one_is_admissible(start, gap):
+    # The real quiet pdfpaint excerpt: +20% for 12 builds from `start`, its revert, and `gap` builds after the
+    # revert a -10% step (the reland of a fix, say). The revert and the step were raised only on a periodic scan
+    # or at the next block, 8 to 26 builds after their culprits. Both now alert within a few builds.
+    levels = pdfpaint_quiet()
+    revert, step = start + 12, start + 12 + gap
+    pts = [Point(v * (1.2 if start <= i < revert else 1.0) * (0.9 if i >= step else 1.0)) for i, v in enumerate(levels)]
+    live = [(c.index, c.detected_at) for c in detect_online(pts, kind="time") if not c.withdrawn]
+    assert [i for i, _ in live] == [start, revert, step]
+    assert all(at - i <= DEFAULT.min_after + 2 for i, at in live)
