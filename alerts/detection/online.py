@@ -18,7 +18,8 @@ independent of the history length.
 
 Per build, with an open alert: re-test it at culprits within ``refine_radius`` (refine), confirm it once
 ``confirm_after`` builds hold the new level and the test still passes, withdraw it when its one-sided
-evidence drops below z = 1.645 (or it was an excursion, or it is unconfirmed after ``max_after`` builds).
+evidence drops below z = 1.645 (or it was an excursion, or it is unconfirmed after ``max_after`` builds, or a
+later change back the other way leaves it unconfirmable on the builds before that change: ``review_open``).
 A refine onto a build later than the one the alert was raised on withdraws it instead, and the same build is
 scanned for that later change. Without an open alert: scan the current segment for a new shift (``size``:
 the newest step; other kinds: culprits leaving at least ``min_after`` builds after them).
