@@ -460,7 +460,7 @@ def test_it_raises_a_real_backout_and_reland_as_soon_as_their_builds_show_them()
     assert [(c.index, c.direction) for c in live] == [(96, "regression"), (108, "improvement"), (119, "regression")]
     backout, reland = live[1], live[2]
     assert backout.detected_at == 108 + DEFAULT.min_after
-    # the reland's fourth build dips back: is_sustained waits for more than four builds after it
+    # the reland's third build dips back: is_sustained waits for more than four builds after it
     assert reland.detected_at - 119 <= 6
     assert [c.index for c in detect_hindsight(pts, kind="time")] == [96, 108, 119]
 
@@ -468,8 +468,8 @@ def test_it_raises_a_real_backout_and_reland_as_soon_as_their_builds_show_them()
 @pytest.mark.parametrize(("start", "gap"), [(50, 8), (50, 10), (50, 12), (60, 10), (60, 12)])
 def test_it_scans_every_build_once_a_change_after_a_confirmed_one_is_admissible(start, gap):
     # The real quiet pdfpaint excerpt: +20% for 12 builds from `start`, its revert, and `gap` builds after the
-    # revert a -10% step (the reland of a fix, say). The revert and the step were raised only on a periodic scan
-    # or at the next block, 8 to 26 builds after their culprits. Both now alert within a few builds.
+    # revert a -10% step (the reland of a fix, say). The revert (from 60) or the step (from 50) was raised only on
+    # a periodic scan or at the next block, 8 to 26 builds after its culprit. Both now alert within a few builds.
     levels = pdfpaint_quiet()
     revert, step = start + 12, start + 12 + gap
     pts = [Point(v * (1.2 if start <= i < revert else 1.0) * (0.9 if i >= step else 1.0)) for i, v in enumerate(levels)]
