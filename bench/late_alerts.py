@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from alerts.detection import DEFAULT  # noqa: E402
-from alerts.detection.model import DetectorConfig, default_abs_floor  # noqa: E402
+from alerts.detection.model import DetectorConfig  # noqa: E402
 from alerts.detection.online import OnlineDetector  # noqa: E402
 from bench.eval_detect import _load_module  # noqa: E402
 from bench.eval_real import LABEL_SETS, default_dirs, label_sets, load_corpus, shared_eval  # noqa: E402
-from perfplatform.detect_cmd import series_points, series_settings  # noqa: E402
+from perfplatform.detect_cmd import series_input  # noqa: E402
 
 GROUPS = ("late_narrow", "rest")
 
@@ -37,11 +37,9 @@ GROUPS = ("late_narrow", "rest")
 def alerts_of(rec: dict, config: DetectorConfig = DEFAULT) -> list[dict]:
     """Every alert the online detector raised on a series record: its final culprit and direction, whether it was
     withdrawn, and the builds after its culprit and the p-value it was raised with."""
-    kind, lower = series_settings(rec)
-    if config.abs_floor is None:
-        config = config.with_overrides(abs_floor=default_abs_floor(kind, rec.get("unit")))
+    pts, kind, lower, config = series_input(rec, config)
     det = OnlineDetector(kind, lower, config)
-    raised = [e.change_point for e in det.run(series_points(rec)) if e.type == "raised"]
+    raised = [e.change_point for e in det.run(pts) if e.type == "raised"]
     # each raise appends its change point to the history, in the same order
     return [{"index": cp.index, "direction": cp.direction, "withdrawn": cp.withdrawn,
              "raised_after": r.detected_at - r.index, "p_value": r.p_value}

@@ -104,13 +104,20 @@ def series_settings(rec: dict) -> tuple[str, bool]:
     return kind, direction == "lower_is_better"
 
 
-def detect_series(rec: dict, *, online: bool, config: DetectorConfig = DEFAULT) -> dict:
-    """Change points of one series record; ``config`` without an ``abs_floor`` gets the kind's default one."""
+def series_input(rec: dict, config: DetectorConfig = DEFAULT) -> tuple[list[Point], str, bool, DetectorConfig]:
+    """``(points, kind, lower_is_better, config)`` of a series record, as the detector takes them; ``config``
+    without an ``abs_floor`` gets the kind's default one."""
     kind, lower = series_settings(rec)
     pts = series_points(rec)
-    fn = detect_online if online else detect_hindsight
     if config.abs_floor is None:
         config = config.with_overrides(abs_floor=default_abs_floor(kind, rec.get("unit")))
+    return pts, kind, lower, config
+
+
+def detect_series(rec: dict, *, online: bool, config: DetectorConfig = DEFAULT) -> dict:
+    """Change points of one series record (``series_input``)."""
+    pts, kind, lower, config = series_input(rec, config)
+    fn = detect_online if online else detect_hindsight
     cps = fn(pts, kind=kind, lower_is_better=lower, config=config)
     out = []
     for cp in cps:

@@ -703,28 +703,35 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     return "keep", cand
 
 
+def _without_span(s: Series, seg_lo: int, best: int, noise: Noise, hi_excl: int | None) -> tuple[Noise, float] | None:
+    """The noise estimated without the differences spanning the culprit ``best`` (and ``hi_excl``, the end of the
+    tested builds), in a window too short for the trim to absorb them (``short_window_noise``), and the z of the
+    test at ``best`` with it; None where the window keeps its own estimate."""
+    own = short_window_noise(s, noise, (seg_lo, best, hi_excl))
+    return None if own is noise else (own, _test_at(s, seg_lo, best, own, hi_excl).z)
+
+
 def _held_without_span(s: Series, seg_lo: int, best: int, noise: Noise, sign: int, hi_excl: int | None) -> bool:
     """Whether an open level change still holds (one-sided z >= ``Z_WITHDRAW``) with the noise estimated
-    without the differences spanning it, in a window too short for the trim to absorb them
-    (``short_window_noise``): an estimate ``scan_new`` may have raised it with. The window's own estimate,
-    which the change inflates there, confirms it (the stricter judgement); it must not withdraw what the
-    change itself hid (a raise, a withdrawal and the same raise again a few builds on)."""
-    own = short_window_noise(s, noise, (seg_lo, best, hi_excl))
-    return own is not noise and _test_at(s, seg_lo, best, own, hi_excl).z * sign >= Z_WITHDRAW
+    without the differences spanning it (``_without_span``): an estimate ``scan_new`` may have raised it with.
+    The window's own estimate, which the change inflates there, confirms it (the stricter judgement); it must
+    not withdraw what the change itself hid (a raise, a withdrawal and the same raise again a few builds on)."""
+    own = _without_span(s, seg_lo, best, noise, hi_excl)
+    return own is not None and own[1] * sign >= Z_WITHDRAW
 
 
 def _confirms_without_span(s: Series, seg_lo: int, best: int, sign: int, end_excl: int, noise: Noise,
                            config: DetectorConfig) -> bool:
     """Whether an open level change confirms on its builds before ``end_excl`` (a later change) with the noise
-    estimated without the differences that span it and that change, in a window too short for the trim to absorb
-    them (``short_window_noise``). There the two shifts inflate the window's own estimate, which may then fail a
-    large change it would confirm once the window is longer (a real -26% memory step, a +36% one 33 builds on, in
-    a window of 43 builds): such a change stays open rather than be withdrawn for the next one."""
-    own = short_window_noise(s, noise, (seg_lo, best, end_excl))
-    if own is noise:
+    estimated without the differences that span it and that change (``_without_span``). There the two shifts
+    inflate the window's own estimate, which may then fail a large change it would confirm once the window is
+    longer (a real -26% memory step, a +36% one 33 builds on, in a window of 43 builds): such a change stays open
+    rather than be withdrawn for the next one."""
+    own = _without_span(s, seg_lo, best, noise, end_excl)
+    if own is None:
         return False
-    zc = critical_z(config.alpha, _review_candidates(end_excl - 1, seg_lo, config), own.df, config.sensitivity)
-    return _test_at(s, seg_lo, best, own, end_excl).z * sign >= zc
+    zc = critical_z(config.alpha, _review_candidates(end_excl - 1, seg_lo, config), own[0].df, config.sensitivity)
+    return own[1] * sign >= zc
 
 
 def _review_step(s: Series, seg_lo: int, cp: ChangePoint, kind: str, config: DetectorConfig, k: int,
