@@ -97,7 +97,8 @@ class DetectorConfig:
         whose post-change segment reaches it unconfirmed is withdrawn, so a new alert is raised only while
         it can still be confirmed before that (``evaluate.confirmable``: about ``2/3 * max_after`` builds).
     min_before
-        Builds of stable history needed before a candidate change.
+        Builds of stable history needed before a candidate change (``min_after`` for a change part of the way
+        back from the one before it: ``evaluate.early_reversal``).
     min_after
         Builds at the new level needed before a noisy kind (everything but ``size``) alerts.
     confirm_after

@@ -22,7 +22,9 @@ evidence drops below z = 1.645 (or it was an excursion, or it is unconfirmed aft
 later change back the other way leaves it unconfirmable on the builds before that change: ``review_open``).
 A refine onto a build later than the one the alert was raised on withdraws it instead, and the same build is
 scanned for that later change. Without an open alert: scan the current segment for a new shift (``size``:
-the newest step; other kinds: culprits leaving at least ``min_after`` builds after them).
+the newest step; other kinds: culprits leaving at least ``min_after`` builds after them, with ``min_before`` of
+the segment before them, or fewer for a change part of the way back from the one that opened the segment, a
+reland after its revert: ``evaluate.early_reversal``).
 
 Slow drift (every kind but ``size``, whose steps each have a culprit owners want): a new shift that
 continues a train of confirmed same-direction shifts (``drift.MIN_STEPS`` with it, each within
@@ -49,6 +51,7 @@ from .evaluate import (
     scan_new,
     series_noise,
     to_change_point,
+    young_segment,
 )
 from .model import DEFAULT, SAMPLED_KINDS, ChangePoint, DetectorConfig, Event, Point
 from .sensitivity import NoiseSummary, sensitivity_from_noise
@@ -195,8 +198,9 @@ class OnlineDetector:
 
     def _quiet(self) -> bool:
         """Quick screen (pure Python, O(1)): True when no short post-culprit segment (up to ``QUICK_M``
-        builds) deviates from the block's reference level by half the evidence an alert needs. Long
-        segments are scanned every ``SCAN_EVERY`` builds regardless."""
+        builds) deviates from the block's reference level by half the evidence an alert needs (nor, in a young
+        segment, from the segment's first builds: ``_young_moved``). Long segments are scanned every
+        ``SCAN_EVERY`` builds regardless."""
         if self.index % SCAN_EVERY == 0 or self.index < NOISE_EVERY:
             return False
         blk = self._block_for()
@@ -247,7 +251,26 @@ class OnlineDetector:
                 med = srt[h] if m % 2 else 0.5 * (srt[h - 1] + srt[h])
             if not (abs(med - ref) < blk.limits[m - m0]):
                 return False
-        return True
+        return not self._young_moved(blk)
+
+    def _young_moved(self, blk: _Block) -> bool:
+        """Whether, in a young segment (``evaluate.young_segment``), the newest ``min_after`` builds have moved from
+        the segment's first ``min_after`` by the screen's first limit: a change part of the way back from the
+        confirmed one (``evaluate.early_reversal``), which the block's reference, holding builds on both sides of
+        it, may not see (two test relands were never raised)."""
+        back = self.index - self.segment_start + 1  # the segment's first build, counted from the newest
+        c = self.config
+        if self.segment_start <= 0 or not 2 * c.min_after <= back <= c.min_before + c.confirm_after:
+            return False  # not young (``young_segment``, inline: it is asked on every quiet build)
+        m0 = c.min_after
+        if back > len(self._vals):
+            return False
+        first = self._vals[-back:len(self._vals) - back + m0]
+        newest = self._vals[-m0:]
+        if blk.log:
+            first = [math.log(v) if v > 0 else math.nan for v in first]
+            newest = [math.log(v) if v > 0 else math.nan for v in newest]
+        return not (abs(list_median(newest) - list_median(first)) < blk.limits[0])
 
     def step(self, point: Point) -> list[Event]:
         """Feed the next build; returns the events it caused (possibly none)."""
@@ -261,8 +284,19 @@ class OnlineDetector:
             return self._review(s, noise)
         return self._scan(s, noise)
 
+    def _opened_from(self, s: Series) -> float | None:
+        """The level (analysis scale of ``s``) before the confirmed change that opened the current segment, for
+        ``scan_new``'s early reversal; None without one."""
+        if not self._confirmed or self._confirmed[-1].index != self.segment_start or s.mode != "level":
+            return None
+        before = self._confirmed[-1].before
+        if s.log:
+            return math.log(before) if before > 0 else None
+        return before
+
     def _scan(self, s: Series, noise: Noise) -> list[Event]:
-        cand = scan_new(s, self.segment_start, self.kind, self.config, noise)
+        young = self.segment_start > 0 and young_segment(self.segment_start, self.index, self.config)
+        cand = scan_new(s, self.segment_start, self.kind, self.config, noise, self._opened_from(s) if young else None)
         if cand is None:
             return []
         cp = to_change_point(cand, s, self.lower_is_better, self.index)
