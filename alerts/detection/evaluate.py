@@ -756,21 +756,17 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     hold = confirm_hold(cp.detected_at - cp.index + 1)
     held = k - cp.detected_at >= hold or hi_excl is not None
     if m >= (config.confirm_after if min_hold is None else min_hold) and held:
-        # whether a backout is still to be judged: asked only where an answer is needed (a few builds' reads)
-        pending = False if hi_excl is not None else None
-        if pending is None and young_segment(best, k, config):
-            pending = backout_pending(s, best, k, test, config)
-            if not pending:
-                # A change part of the way back a few builds on (a reland after its revert) ends the open
-                # change's builds there: confirmed on all of them it was reported as the net of the two.
-                reversal = early_reversal(s, best, kind, config, noise, test.before, sustained=False)
-                if reversal is not None:
-                    verdict, before_reversal = review_open(s, prev_start, cp, kind, config, hi_excl=reversal.index,
-                                                           noise=noise, min_hold=config.min_after)
-                    if verdict == "confirm":
-                        return verdict, before_reversal
-        if abs(test.z) >= zc and passes_gates(test, s, kind, config, noise) and not (
-                backout_pending(s, best, k, test, config) if pending is None else pending):
+        if hi_excl is None and young_segment(best, k, config) and not backout_pending(s, best, k, test, config):
+            # A change part of the way back a few builds on (a reland after its revert) ends the open change's
+            # builds there: confirmed on all of them it was reported as the net of the two.
+            reversal = early_reversal(s, best, kind, config, noise, test.before, sustained=False)
+            if reversal is not None:
+                verdict, before_reversal = review_open(s, prev_start, cp, kind, config, hi_excl=reversal.index,
+                                                       noise=noise, min_hold=config.min_after)
+                if verdict == "confirm":
+                    return verdict, before_reversal
+        if (abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
+                and (hi_excl is not None or not backout_pending(s, best, k, test, config))):
             return "confirm", cand
     if m >= config.confirm_after and held and hi_excl is None:
         # A second change after the culprit (often its revert) blurs the post-change level, so the open

@@ -258,12 +258,11 @@ class OnlineDetector:
         the segment's first ``min_after`` by the screen's first limit: a change part of the way back from the
         confirmed one (``evaluate.early_reversal``), which the block's reference, holding builds on both sides of
         it, may not see (two test relands were never raised)."""
+        if self.segment_start <= 0 or not young_segment(self.segment_start, self.index, self.config):
+            return False
         back = self.index - self.segment_start + 1  # the segment's first build, counted from the newest
-        c = self.config
-        if self.segment_start <= 0 or not 2 * c.min_after <= back <= c.min_before + c.confirm_after:
-            return False  # not young (``young_segment``, inline: it is asked on every quiet build)
-        m0 = c.min_after
-        if back > len(self._vals):
+        m0 = self.config.min_after
+        if back > len(self._vals):  # a detector resumed on fewer builds than asked for
             return False
         first = self._vals[-back:len(self._vals) - back + m0]
         newest = self._vals[-m0:]
