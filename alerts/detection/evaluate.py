@@ -337,7 +337,8 @@ def passes_gates(test: ShiftTest, s: Series, kind: str, config: DetectorConfig, 
 
 
 def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
-             noise: Noise | None = None, opened_from: float | None = None) -> Candidate | None:
+             noise: Noise | None = None, opened_from: float | None = None, same_way: bool = False
+             ) -> Candidate | None:
     """Look for a new shift in the current segment ``max(seg_start, index0)..end`` of the window.
 
     ``noise`` is the window's (the online detector's per-block estimate). In a level window of under 35 builds
@@ -345,11 +346,12 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     (``short_window_noise``) and the culprit located again with it; in one of 35-74 builds a shift that fails
     on the window's estimate is tested again without the culprit's differences (``_second_look``). Culprits
     need ``min_before`` builds of the segment before them; with ``opened_from``, the level (analysis scale) before
-    the confirmed change at ``seg_start``, a change part of the way back from that one is looked for closer to it
-    while the segment is young (``early_reversal``, on its own noise estimate)."""
+    the confirmed change at ``seg_start``, a change part of the way back from that one (with ``same_way``, also one
+    further the same way) is looked for closer to it while the segment is young (``early_change``, on its own noise
+    estimate)."""
     found = _scan_segment(s, seg_start, kind, config, noise)
     if found is None and opened_from is not None:
-        found = early_reversal(s, seg_start, kind, config, noise, opened_from)
+        found = early_change(s, seg_start, kind, config, noise, opened_from, same_way)
     return found
 
 
@@ -407,34 +409,45 @@ def _scan_segment(s: Series, seg_start: int, kind: str, config: DetectorConfig,
 
 
 def young_segment(seg_start: int, k: int, config: DetectorConfig) -> bool:
-    """Whether build ``k`` is one on which ``early_reversal`` looks for a change in the segment opened at
+    """Whether build ``k`` is one on which ``early_change`` looks for a change in the segment opened at
     ``seg_start``: from the first build that leaves ``min_after`` builds after a culprit ``min_after`` builds into
     the segment, up to ``seg_start + min_before + confirm_after`` (excluded)."""
     return seg_start + 2 * config.min_after - 1 <= k < seg_start + config.min_before + config.confirm_after
 
 
-def early_reversal(s: Series, seg_lo: int, kind: str, config: DetectorConfig, noise: Noise | None,
-                   opened_from: float, sustained: bool = True) -> Candidate | None:
-    """A change part of the way back from the one that opened the segment ``seg_lo..end``, at a culprit too
-    close to it for the scan (``seg_lo + min_after`` to ``seg_lo + min_before - 1``), else None.
+def early_change(s: Series, seg_lo: int, kind: str, config: DetectorConfig, noise: Noise | None,
+                 opened_from: float, same_way: bool = False, sustained: bool = True) -> Candidate | None:
+    """A change at a culprit too close to the one that opened the segment ``seg_lo..end`` for the scan
+    (``seg_lo + min_after`` to ``seg_lo + min_before - 1``): part of the way back from the opening change, else,
+    with ``same_way``, further the same way; None if neither.
 
-    The shape is a revert and its reland a few builds later: +20% held twelve builds, its revert, +10% five
-    builds on. Confirmed on all its builds, the revert was reported as the net of the two and the reland never
-    (no culprit of the segment before ``min_before``, and a window noise the three shifts inflate): 9 and 22 of
-    150 relands 3 and 5 builds after their revert were found (``bench/eval_planted.py --excursion=0.2:12:5``).
+    The shapes: a revert and its reland a few builds later (+20% held twelve builds, its revert, +10% five builds
+    on), and a second change the same way a few builds after the first (the revert, then a further -10% five
+    builds on). Confirmed on all its builds, the first change was reported as the net of the two and the second
+    was raised late or never (no culprit of the segment before ``min_before``, and a window noise the three shifts
+    inflate). Planted 5 builds after a revert into 145-150 real excerpts (``bench/eval_planted.py
+    --excursion=0.2:12:5``), 22 relands and 37 further -10% steps were found at their culprit without this.
 
     ``opened_from`` is the level (analysis scale) the segment opened from, and the opening change's sign that of
-    the segment's first ``min_after`` builds from it. The split with the largest score the other way among every
-    culprit from ``seg_lo + min_after`` leaving ``min_after`` builds after it (``locate`` on the window's
+    the segment's first ``min_after`` builds from it. The split with the largest score in the way looked for among
+    every culprit from ``seg_lo + min_after`` leaving ``min_after`` builds after it (``locate`` on the window's
     ``noise``) is a candidate when it lies before ``seg_lo + min_before`` (later, it is the scan's own). It is
     tested on the noise estimated without the differences that span the segment's start and the candidate (two
     known shifts, which in a window holding a third read as correlated noise: a 2% page load read 4.5% with rho
-    0.8), at the critical z of a scan over those culprits, and it is a reversal when it holds there, its level
-    after lies beyond ``OLD_LEVEL_SHARE`` of the opening change from ``opened_from`` (nearer, it is the opening
-    change backed out: an excursion, which ``backed_out`` and the review judge), it is not backed out itself, it
-    is ``sustained`` (the review that only asks where the opening change's builds end passes False) and it passes
-    the gates. Looked for only while the segment is young (``young_segment``): by then a reversal with its
-    ``min_after`` builds is in, and later the scan's own culprits take over."""
+    0.8), at the critical z of a scan over those culprits, and it is a change when it holds there, it is not
+    backed out itself, it is ``sustained`` (the review that only asks where the opening change's builds end
+    passes False), it passes the gates, and:
+
+    * back the other way: its level after lies beyond ``OLD_LEVEL_SHARE`` of the opening change from
+      ``opened_from`` (nearer, it is the opening change backed out: an excursion, which ``backed_out`` and the
+      review judge);
+    * the same way: every build between the two culprits lies nearer their own level than either neighbour's
+      (``_one_level_between``). A same-way split is also what one change whose culprit was located a build or
+      two early makes, or one spread over builds, or a flaky build before it. The online detector asks for it
+      after a shift, not after a drift (``online``).
+
+    Looked for only while the segment is young (``young_segment``): by then a change with its ``min_after``
+    builds is in, and later the scan's own culprits take over."""
     k = s.end
     r = config.min_after
     a = seg_lo - s.index0
@@ -445,24 +458,53 @@ def early_reversal(s: Series, seg_lo: int, kind: str, config: DetectorConfig, no
         return None
     sign = 1 if opened > 0 else -1
     lo, hi = seg_lo + r, k - r + 1
-    n_cand = hi - lo + 1
     noise = noise or series_noise(s)
-    best, score, scores = locate(s, seg_lo, lo, hi, noise, -sign)
+    _, _, scores = locate(s, seg_lo, lo, hi, noise)
+    for way in (-1, 1) if same_way else (-1,):
+        found = _early_change(s, seg_lo, kind, config, noise, opened_from, sign, way, lo, scores, sustained)
+        if found is not None:
+            return found
+    return None
+
+
+def _early_change(s: Series, seg_lo: int, kind: str, config: DetectorConfig, noise: Noise, opened_from: float,
+                  sign: int, way: int, lo: int, scores: np.ndarray, sustained: bool) -> Candidate | None:
+    """``early_change`` back from the opening change of sign ``sign`` (``way`` -1) or further (1), among the
+    culprits from ``lo`` with split ``scores`` on the window's ``noise``."""
+    b = best_split(scores, way * sign)
+    best = lo + b
     if best >= seg_lo + config.min_before:
         return None
-    if score * sign > -0.6 * critical_z(config.alpha, n_cand, noise.df, config.sensitivity):
+    n_cand = scores.size
+    if scores[b] * sign * way < 0.6 * critical_z(config.alpha, n_cand, noise.df, config.sensitivity):
         return None  # the scan's own screen, on the window's noise (which the two shifts inflate, if anything)
     noise = series_noise(s, (seg_lo, best))
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
     test = _test_at(s, seg_lo, best, noise)
-    near = opened_from + OLD_LEVEL_SHARE * (test.before - opened_from)
-    if test.delta * sign >= 0 or abs(test.z) < zc or (test.after - near) * sign <= 0:
+    if test.delta * sign * way <= 0 or abs(test.z) < zc:
         return None
+    if way < 0:
+        near = opened_from + OLD_LEVEL_SHARE * (test.before - opened_from)
+        if (test.after - near) * sign <= 0:
+            return None
+    elif not _one_level_between(s, seg_lo, best, opened_from, test):
+        return None
+    k = s.end
     if backed_out(s, best, k, test, noise, zc, config, seg_lo) is not None:
         return None
     if (sustained and not test.sustained) or not passes_gates(test, s, kind, config, noise):
         return None
     return _candidate(lo, best, scores, test, zc, n_cand, noise)
+
+
+def _one_level_between(s: Series, seg_lo: int, best: int, opened_from: float, test: ShiftTest) -> bool:
+    """Whether every build ``seg_lo..best-1`` lies nearer the level they make (``test.before``) than the level
+    before ``seg_lo`` (``opened_from``) or the one from ``best`` (``test.after``): a level of their own between
+    two changes the same way, not one change whose culprit was located a build or two early, spread over builds,
+    or a flaky build before it (their mean lies between the two levels as well)."""
+    y = s.y[seg_lo - s.index0:best - s.index0]
+    lo, hi = sorted(((opened_from + test.before) / 2, (test.before + test.after) / 2))
+    return bool(np.all((y > lo) & (y < hi)))
 
 
 def _second_look(s: Series, seg_lo: int, best: int, noise: Noise, n_cand: int,
@@ -701,24 +743,24 @@ def confirmable(m: int, config: DetectorConfig) -> bool:
 
 def _review_candidates(k: int, seg_lo: int, config: DetectorConfig, early: bool = False) -> int:
     """Culprits an open change's review (its segment from ``seg_lo``, builds up to ``k``) is tested among, for its
-    critical z: those the scan could have raised it at (``early``: those of ``early_reversal``)."""
+    critical z: those the scan could have raised it at (``early``: those of ``early_change``)."""
     first = 2 * config.min_after - 1 if early else config.min_before
     return max(1, min(config.max_after, k - seg_lo + 1 - first))
 
 
 def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: DetectorConfig,
-                hi_excl: int | None = None, noise: Noise | None = None, min_hold: int | None = None
-                ) -> tuple[str, Candidate | None]:
+                hi_excl: int | None = None, noise: Noise | None = None, min_hold: int | None = None,
+                same_way: bool = False) -> tuple[str, Candidate | None]:
     """Re-test an open (unconfirmed) change point with the builds that arrived since.
 
     Returns ``("withdraw", None)`` when the evidence vanished, ``("confirm", cand)`` once enough builds
     (``min_hold``, default ``confirm_after``) hold the new level (also when they hold it up to a later change of
-    their own, ``min_after`` of them before an ``early_reversal``), else ``("keep", cand)`` with the refined
-    culprit.
+    their own, ``min_after`` of them before an ``early_change``: the same way only with ``same_way``), else
+    ``("keep", cand)`` with the refined culprit.
     """
     k = s.end if hi_excl is None else hi_excl - 1
     seg_lo = max(prev_start, s.index0)
-    # A change within min_before builds of the confirmed one before it (an early reversal) is judged as it was
+    # A change within min_before builds of the confirmed one before it (an early change) is judged as it was
     # raised: on the noise without the differences spanning both, among the culprits from min_after builds in.
     # On the window's own estimate, which the shifts inflate, a raised reland sat open for dozens of builds.
     early = s.mode == "level" and 0 < prev_start and s.index0 <= prev_start and cp.index < seg_lo + config.min_before
@@ -757,14 +799,14 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     held = k - cp.detected_at >= hold or hi_excl is not None
     if m >= (config.confirm_after if min_hold is None else min_hold) and held:
         if hi_excl is None and young_segment(best, k, config) and not backout_pending(s, best, k, test, config):
-            # A change part of the way back a few builds on (a reland after its revert) ends the open change's
-            # builds there: confirmed on all of them it was reported as the net of the two.
-            reversal = early_reversal(s, best, kind, config, noise, test.before, sustained=False)
-            if reversal is not None:
-                verdict, before_reversal = review_open(s, prev_start, cp, kind, config, hi_excl=reversal.index,
-                                                       noise=noise, min_hold=config.min_after)
+            # A change part of the way back a few builds on (a reland after its revert), or further the same way,
+            # ends the open change's builds there: confirmed on all of them it was reported as the net of the two.
+            nxt = early_change(s, best, kind, config, noise, test.before, same_way, sustained=False)
+            if nxt is not None:
+                verdict, before_next = review_open(s, prev_start, cp, kind, config, hi_excl=nxt.index,
+                                                   noise=noise, min_hold=config.min_after)
                 if verdict == "confirm":
-                    return verdict, before_reversal
+                    return verdict, before_next
         if (abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
                 and (hi_excl is not None or not backout_pending(s, best, k, test, config))):
             return "confirm", cand

@@ -23,8 +23,10 @@ later change back the other way leaves it unconfirmable on the builds before tha
 A refine onto a build later than the one the alert was raised on withdraws it instead, and the same build is
 scanned for that later change. Without an open alert: scan the current segment for a new shift (``size``:
 the newest step; other kinds: culprits leaving at least ``min_after`` builds after them, with ``min_before`` of
-the segment before them, or fewer for a change part of the way back from the one that opened the segment, a
-reland after its revert: ``evaluate.early_reversal``).
+the segment before them, or fewer for a change part of the way back from the one that opened the segment (a
+reland after its revert) or further the same way (``evaluate.early_change``). Not the same way after a drift:
+the trend's next steps are the drift's (in accelerating trends, 233 alerts raised against 209). After a shift,
+a second one the same way that continues a train of them is raised as a drift at once, as any new shift is.
 
 Slow drift (every kind but ``size``, whose steps each have a culprit owners want): a new shift that
 continues a train of confirmed same-direction shifts (``drift.MIN_STEPS`` with it, each within
@@ -256,8 +258,8 @@ class OnlineDetector:
     def _young_moved(self, blk: _Block) -> bool:
         """Whether, in a young segment (``evaluate.young_segment``), the newest ``min_after`` builds have moved from
         the segment's first ``min_after`` by the screen's first limit: a change part of the way back from the
-        confirmed one (``evaluate.early_reversal``), which the block's reference, holding builds on both sides of
-        it, may not see (two test relands were never raised)."""
+        confirmed one, or further the same way (``evaluate.early_change``), which the block's reference, holding
+        builds on both sides of it, may not see (two test relands were never raised)."""
         if self.segment_start <= 0 or not young_segment(self.segment_start, self.index, self.config):
             return False
         back = self.index - self.segment_start + 1  # the segment's first build, counted from the newest
@@ -295,7 +297,9 @@ class OnlineDetector:
 
     def _scan(self, s: Series, noise: Noise) -> list[Event]:
         young = self.segment_start > 0 and young_segment(self.segment_start, self.index, self.config)
-        cand = scan_new(s, self.segment_start, self.kind, self.config, noise, self._opened_from(s) if young else None)
+        opened_from = self._opened_from(s) if young else None  # not None: the segment's opening change is confirmed
+        same_way = opened_from is not None and self._confirmed[-1].shape != "drift"
+        cand = scan_new(s, self.segment_start, self.kind, self.config, noise, opened_from, same_way)
         if cand is None:
             return []
         cp = to_change_point(cand, s, self.lower_is_better, self.index)
@@ -310,7 +314,8 @@ class OnlineDetector:
     def _review(self, s: Series, noise: Noise) -> list[Event]:
         cp = self.open
         assert cp is not None
-        verdict, cand = review_open(s, self._open_prev_start, cp, self.kind, self.config, noise=noise)
+        verdict, cand = review_open(s, self._open_prev_start, cp, self.kind, self.config, noise=noise,
+                                    same_way=cp.shape != "drift")
         if verdict == "withdraw":
             return self._withdraw(cp)
         if cand is None:

@@ -465,14 +465,21 @@ def test_it_raises_a_real_backout_and_reland_as_soon_as_their_builds_show_them()
     assert [c.index for c in detect_hindsight(pts, kind="time")] == [96, 108, 119]
 
 
+def _reverted_then_step(start: int, gap: int, step: float) -> tuple[list[Point], int, int]:
+    """The real quiet pdfpaint excerpt with +20% for 12 builds from ``start``, its revert, and ``gap`` builds later
+    a step to ``1 + step`` of the old level: (points, the revert's build, the step's build)."""
+    revert, at = start + 12, start + 12 + gap
+    pts = [Point(v * (1.2 if start <= i < revert else 1.0) * (1 + step if i >= at else 1.0))
+           for i, v in enumerate(pdfpaint_quiet())]
+    return pts, revert, at
+
+
 @pytest.mark.parametrize(("start", "gap"), [(50, 8), (50, 10), (50, 12), (60, 10), (60, 12)])
 def test_it_scans_every_build_once_a_change_after_a_confirmed_one_is_admissible(start, gap):
     # The real quiet pdfpaint excerpt: +20% for 12 builds from `start`, its revert, and `gap` builds after the
     # revert a -10% step (the reland of a fix, say). The revert (from 60) or the step (from 50) was raised only on
     # a periodic scan or at the next block, 8 to 26 builds after its culprit. Both now alert within a few builds.
-    levels = pdfpaint_quiet()
-    revert, step = start + 12, start + 12 + gap
-    pts = [Point(v * (1.2 if start <= i < revert else 1.0) * (0.9 if i >= step else 1.0)) for i, v in enumerate(levels)]
+    pts, revert, step = _reverted_then_step(start, gap, -0.1)
     live = [(c.index, c.detected_at) for c in detect_online(pts, kind="time") if not c.withdrawn]
     assert [i for i, _ in live] == [start, revert, step]
     assert all(at - i <= DEFAULT.min_after + 2 for i, at in live)
@@ -485,9 +492,7 @@ def test_it_raises_a_reland_a_few_builds_after_its_revert(start, gap):
     # window's noise estimate, holding three shifts, read 4.5% with rho 0.8: the revert was confirmed on all its
     # builds and the reland never raised (or 22-48 builds on). Now the reland is an early reversal, raised and
     # confirmed within a few builds, and the revert reported beyond the net of the two (-8.3%).
-    levels = pdfpaint_quiet()
-    revert, reland = start + 12, start + 12 + gap
-    pts = [Point(v * (1.2 if start <= i < revert else 1.0) * (1.1 if i >= reland else 1.0)) for i, v in enumerate(levels)]
+    pts, revert, reland = _reverted_then_step(start, gap, 0.1)
     live = [c for c in detect_online(pts, kind="time") if not c.withdrawn]
     assert [(c.index, c.direction) for c in live] == [(start, "regression"), (revert, "improvement"),
                                                       (reland, "regression")]
@@ -502,11 +507,24 @@ def test_the_quick_screen_sees_a_reland_its_block_reference_holds(start, gap):
     # reference level, frozen there, held builds on both sides of the reland and called the next builds quiet,
     # and the young segment passed unscanned (the reland never raised). The newest builds are now also compared
     # with the segment's first ones.
-    levels = pdfpaint_quiet()
-    revert, reland = start + 12, start + 12 + gap
-    pts = [Point(v * (1.2 if start <= i < revert else 1.0) * (1.1 if i >= reland else 1.0)) for i, v in enumerate(levels)]
+    pts, revert, reland = _reverted_then_step(start, gap, 0.1)
     live = [(c.index, c.direction) for c in detect_online(pts, kind="time") if not c.withdrawn]
     assert live == [(start, "regression"), (revert, "improvement"), (reland, "regression")]
+
+
+@pytest.mark.parametrize(("start", "gap"), [(45, 4), (45, 5), (50, 4), (50, 5), (55, 4), (55, 5), (40, 6), (60, 7)])
+def test_it_raises_a_second_step_the_same_way_a_few_builds_after_a_revert(start, gap):
+    # The real quiet pdfpaint excerpt: +20% for 12 builds from `start`, its revert, and `gap` builds later a further
+    # -10% step. The revert was confirmed on all its builds (as the net of the two) and the step, with fewer than
+    # min_before builds of the revert's segment before it, was raised 30-40 builds late or never. Now it is an
+    # early change the same way, raised within a few builds, and hindsight places all three.
+    pts, revert, step = _reverted_then_step(start, gap, -0.1)
+    live = [c for c in detect_online(pts, kind="time") if not c.withdrawn]
+    assert [(c.index, c.direction) for c in live] == [(start, "regression"), (revert, "improvement"),
+                                                      (step, "improvement")]
+    assert live[2].confirmed and live[2].detected_at - step <= 2 * DEFAULT.min_after + 1
+    assert live[2].rel_change == pytest.approx(-0.1, abs=0.02)
+    assert [c.index for c in detect_hindsight(pts, kind="time")] == [start, revert, step]
 
 
 def test_it_withdraws_an_open_change_that_a_later_change_back_leaves_unconfirmable():
