@@ -287,7 +287,7 @@ class OnlineDetector:
 
     def _opened_from(self, s: Series) -> float | None:
         """The level (analysis scale of ``s``) before the confirmed change that opened the current segment, for
-        ``scan_new``'s early reversal; None without one."""
+        ``scan_new``'s early change; None without one."""
         if not self._confirmed or self._confirmed[-1].index != self.segment_start or s.mode != "level":
             return None
         before = self._confirmed[-1].before

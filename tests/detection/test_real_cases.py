@@ -490,7 +490,7 @@ def test_it_raises_a_reland_a_few_builds_after_its_revert(start, gap):
     # The real quiet pdfpaint excerpt (~2% noise): +20% for 12 builds from `start`, its revert, and `gap` builds
     # later the reland at +10%. A culprit of the revert's segment needed min_before (8) builds of it before, and the
     # window's noise estimate, holding three shifts, read 4.5% with rho 0.8: the revert was confirmed on all its
-    # builds and the reland never raised (or 22-48 builds on). Now the reland is an early reversal, raised and
+    # builds and the reland never raised (or 22-48 builds on). Now the reland is an early change, raised and
     # confirmed within a few builds, and the revert reported beyond the net of the two (-8.3%).
     pts, revert, reland = _reverted_then_step(start, gap, 0.1)
     live = [c for c in detect_online(pts, kind="time") if not c.withdrawn]
@@ -525,6 +525,18 @@ def test_it_raises_a_second_step_the_same_way_a_few_builds_after_a_revert(start,
     assert live[2].confirmed and live[2].detected_at - step <= 2 * DEFAULT.min_after + 1
     assert live[2].rel_change == pytest.approx(-0.1, abs=0.02)
     assert [c.index for c in detect_hindsight(pts, kind="time")] == [start, revert, step]
+
+
+@pytest.mark.parametrize(("start", "gap"), [(45, 4), (55, 4), (55, 5)])
+def test_a_revert_before_a_step_the_same_way_is_reported_at_its_own_size(start, gap):
+    # As above: the revert (-16.7%) is confirmed on its builds before the step, not as the net of the two (-19% to
+    # -21%) beside the step reported again. At 45/4 its four builds before the step hold it only one-sidedly, below
+    # the critical z of the culprits it was tested among, while all its builds confirm it: it is confirmed at their
+    # size. (Where the step is not yet visible when the revert confirms, 45/5 and 50/4-5, the net stays.)
+    pts, revert, step = _reverted_then_step(start, gap, -0.1)
+    live = [c for c in detect_online(pts, kind="time") if not c.withdrawn]
+    assert [c.index for c in live] == [start, revert, step]
+    assert live[1].rel_change == pytest.approx(1 / 1.2 - 1, abs=0.015)
 
 
 def test_it_withdraws_an_open_change_that_a_later_change_back_leaves_unconfirmable():
