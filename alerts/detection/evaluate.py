@@ -337,8 +337,7 @@ def passes_gates(test: ShiftTest, s: Series, kind: str, config: DetectorConfig, 
 
 
 def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
-             noise: Noise | None = None, opened_from: float | None = None, same_way: bool = False
-             ) -> Candidate | None:
+             noise: Noise | None = None, opened_from: float | None = None) -> Candidate | None:
     """Look for a new shift in the current segment ``max(seg_start, index0)..end`` of the window.
 
     ``noise`` is the window's (the online detector's per-block estimate). In a level window of under 35 builds
@@ -346,12 +345,11 @@ def scan_new(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     (``short_window_noise``) and the culprit located again with it; in one of 35-74 builds a shift that fails
     on the window's estimate is tested again without the culprit's differences (``_second_look``). Culprits
     need ``min_before`` builds of the segment before them; with ``opened_from``, the level (analysis scale) before
-    the confirmed change at ``seg_start``, a change part of the way back from that one (with ``same_way``, also one
-    further the same way) is looked for closer to it while the segment is young (``early_change``, on its own noise
-    estimate)."""
+    the confirmed change at ``seg_start``, a change part of the way back from that one, or further the same way, is
+    looked for closer to it while the segment is young (``early_change``, on its own noise estimate)."""
     found = _scan_segment(s, seg_start, kind, config, noise)
     if found is None and opened_from is not None:
-        found = early_change(s, seg_start, kind, config, noise, opened_from, same_way)
+        found = early_change(s, seg_start, kind, config, noise, opened_from, same_way=True)
     return found
 
 
@@ -443,8 +441,8 @@ def early_change(s: Series, seg_lo: int, kind: str, config: DetectorConfig, nois
       review judge);
     * the same way: every build between the two culprits lies nearer their own level than either neighbour's
       (``_one_level_between``). A same-way split is also what one change whose culprit was located a build or
-      two early makes, or one spread over builds, or a flaky build before it. The online detector asks for it
-      after a shift, not after a drift (``online``).
+      two early makes, or one spread over builds, or a flaky build before it. The scan always asks for it; the
+      review of an open change only when that change is not a drift (``online``).
 
     Looked for only while the segment is young (``young_segment``): by then a change with its ``min_after``
     builds is in, and later the scan's own culprits take over."""
