@@ -797,21 +797,17 @@ def review_open(s: Series, prev_start: int, cp: ChangePoint, kind: str, config: 
     held = k - cp.detected_at >= hold or hi_excl is not None
     if m >= (config.confirm_after if min_hold is None else min_hold) and held:
         if hi_excl is None and young_segment(best, k, config) and not backout_pending(s, best, k, test, config):
-            # A change part of the way back a few builds on (a reland after its revert), or further the same way,
-            # ends the open change's builds there: confirmed on all of them it was reported as the net of the two.
-            # Where those few builds hold it only one-sidedly (below the critical z of the culprits it was tested
-            # among) but all its builds confirm it, it is confirmed at their size: at the net size the next
-            # change, raised after it, was counted twice (a revert of -16.7% reported at -20.5%, a -10% step after
-            # it reported again).
+            # A change part of the way back a few builds on (a reland after its revert), or further the same way
+            # (``same_way``: not for an open drift), ends the open change's builds there: confirmed on all of them
+            # it was reported as the net of the two. Where those few builds do not confirm it on their own, it is
+            # confirmed below on all its builds, at the net size: confirmed at the few builds' size instead, it
+            # carried their z and p-value (as low as 2.2 and 0.23) into a confirmed alert.
             nxt = early_change(s, best, kind, config, noise, test.before, same_way, sustained=False)
             if nxt is not None:
                 verdict, before_next = review_open(s, prev_start, cp, kind, config, hi_excl=nxt.index,
                                                    noise=noise, min_hold=config.min_after)
-                if verdict == "confirm" or (
-                        verdict == "keep" and before_next is not None and abs(test.z) >= zc
-                        and passes_gates(test, s, kind, config, noise)
-                        and passes_gates(before_next.test, s, kind, config, before_next.noise)):
-                    return "confirm", before_next
+                if verdict == "confirm":
+                    return verdict, before_next
         if (abs(test.z) >= zc and passes_gates(test, s, kind, config, noise)
                 and (hi_excl is not None or not backout_pending(s, best, k, test, config))):
             return "confirm", cand
