@@ -98,7 +98,7 @@ class DetectorConfig:
         it can still be confirmed before that (``evaluate.confirmable``: about ``2/3 * max_after`` builds).
     min_before
         Builds of stable history needed before a candidate change (``min_after`` for a change part of the way
-        back from the one before it, or further the same way after a change of its own: ``evaluate.early_change``).
+        back from the one before it, or further the same way: ``evaluate.early_change``).
     min_after
         Builds at the new level needed before a noisy kind (everything but ``size``) alerts.
     confirm_after
