@@ -253,13 +253,14 @@ class OnlineDetector:
                 med = srt[h] if m % 2 else 0.5 * (srt[h - 1] + srt[h])
             if not (abs(med - ref) < blk.limits[m - m0]):
                 return False
-        return not self._young_moved(blk)
+        return not self._young_moved(blk, ys)
 
-    def _young_moved(self, blk: _Block) -> bool:
-        """Whether, in a young segment (``evaluate.young_segment``), the newest ``min_after`` builds have moved from
-        the segment's first ``min_after`` by the screen's first limit: a change part of the way back from the
-        confirmed one, or further the same way (``evaluate.early_change``), which the block's reference, holding
-        builds on both sides of it, may not see (two test relands were never raised)."""
+    def _young_moved(self, blk: _Block, ys: list[float]) -> bool:
+        """Whether, in a young segment (``evaluate.young_segment``), the newest ``min_after`` builds (of ``ys``, the
+        screen's newest values on the block's scale) have moved from the segment's first ``min_after`` by the
+        screen's first limit: a change part of the way back from the confirmed one, or further the same way
+        (``evaluate.early_change``), which the block's reference, holding builds on both sides of it, may not see
+        (two test relands were never raised)."""
         if self.segment_start <= 0 or not young_segment(self.segment_start, self.index, self.config):
             return False
         back = self.index - self.segment_start + 1  # the segment's first build, counted from the newest
@@ -267,11 +268,9 @@ class OnlineDetector:
         if back > len(self._vals):  # a detector resumed on fewer builds than asked for
             return False
         first = self._vals[-back:len(self._vals) - back + m0]
-        newest = self._vals[-m0:]
         if blk.log:
             first = [math.log(v) if v > 0 else math.nan for v in first]
-            newest = [math.log(v) if v > 0 else math.nan for v in newest]
-        return not (abs(list_median(newest) - list_median(first)) < blk.limits[0])
+        return not (abs(list_median(ys[-m0:]) - list_median(first)) < blk.limits[0])
 
     def step(self, point: Point) -> list[Event]:
         """Feed the next build; returns the events it caused (possibly none)."""
