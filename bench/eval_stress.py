@@ -13,7 +13,8 @@ detect``'s code path online (withdrawn alerts counted: they were raised) and in 
 
 Families (``FAMILIES``): ``white``; ``ar05`` (AR(1) 0.5, all noise correlated); ``ar08``; ``ar08_white`` (AR(1)
 0.8 of sd 1% plus 0.5% independent noise: the runner effect without runs, the noise model's known blind spot);
-``seasonal`` (a 3% sine cycle of 7-30 builds on top); ``bimodal`` (builds take a mode 8% higher at random, its
+``seasonal`` (a 3% sine cycle of 7-30 builds on top); ``seasonal_long`` (the same cycle, 40-100 builds long: at most
+two and a half cycles in the detector's 96-build window, so each half cycle reads as a level shift); ``bimodal`` (builds take a mode 8% higher at random, its
 share 0.2-0.8); ``alternating`` (every other build in that mode); ``t2`` (Student t, 2 df, scaled to 1%);
 ``outliers`` (3% of builds 1.5-3x slower); ``runs_bimodal`` (memory, 5 runs a build, 30% of runs 10% higher);
 ``score_t3`` (a higher-is-better score, t with 3 df).
@@ -62,6 +63,12 @@ def _seasonal(rng, n):
     return 0.03 * np.sin(2 * math.pi * np.arange(n) / period + phase) + rng.normal(0.0, SD, n)
 
 
+def _seasonal_long(rng, n):
+    period = rng.uniform(40.0, 100.0)
+    phase = rng.uniform(0.0, 2 * math.pi)
+    return 0.03 * np.sin(2 * math.pi * np.arange(n) / period + phase) + rng.normal(0.0, SD, n)
+
+
 def _bimodal(rng, n):
     share = rng.uniform(0.2, 0.8)
     return np.log1p(0.08) * (rng.random(n) < share) + rng.normal(0.0, SD, n)
@@ -91,6 +98,7 @@ FAMILIES: dict[str, tuple[str, str, Callable[[np.random.Generator, int], np.ndar
     "ar08": ("time", "lower_is_better", lambda rng, n: ar1_noise(rng, n, 0.8, SD)),
     "ar08_white": ("time", "lower_is_better", lambda rng, n: ar1_noise(rng, n, 0.8, SD) + rng.normal(0.0, SD / 2, n)),
     "seasonal": ("time", "lower_is_better", _seasonal),
+    "seasonal_long": ("time", "lower_is_better", _seasonal_long),
     "bimodal": ("time", "lower_is_better", _bimodal),
     "alternating": ("time", "lower_is_better", _alternating),
     "t2": ("time", "lower_is_better", _t2),
@@ -98,6 +106,12 @@ FAMILIES: dict[str, tuple[str, str, Callable[[np.random.Generator, int], np.ndar
     "runs_bimodal": ("memory", "lower_is_better", None),
     "score_t3": ("score", "higher_is_better", _score_t3),
 }
+
+
+#: Each family's random stream for a seed: the first eleven in the order they had when their figures were taken
+#: (sorted names); a family added later takes the next stream, so the earlier figures stay reproducible.
+STREAMS = ("alternating", "ar05", "ar08", "ar08_white", "bimodal", "outliers", "runs_bimodal", "score_t3",
+           "seasonal", "t2", "white", "seasonal_long")
 
 
 def _points(family: str, rng: np.random.Generator, length: int) -> list[dict]:
@@ -116,7 +130,7 @@ def _points(family: str, rng: np.random.Generator, length: int) -> list[dict]:
 
 def series(family: str, seed: int, count: int, length: int) -> list[dict]:
     """The ``count`` change-free series of ``family`` for ``seed`` (deterministic in all four)."""
-    rng = np.random.default_rng([seed, sorted(FAMILIES).index(family)])
+    rng = np.random.default_rng([seed, STREAMS.index(family)])
     kind, direction, _ = FAMILIES[family]
     return [{"id": f"{family}-{seed}-{i:03d}", "metric": family, "kind": kind, "unit": "", "direction": direction,
              "points": _points(family, rng, length)} for i in range(count)]

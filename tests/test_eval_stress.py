@@ -42,3 +42,9 @@ def test_every_family_gives_positive_values_of_its_kind_and_length():
         assert (rec["kind"], rec["direction"]) == (kind, direction)
         assert len(rec["points"]) == 30
         assert all(p["value"] > 0 for p in rec["points"])
+
+
+def test_each_family_keeps_its_own_stream_whatever_is_added():
+    assert sorted(es.STREAMS) == sorted(es.FAMILIES)
+    # the first eleven streams are those of the sorted names the documented figures were taken with
+    assert es.STREAMS[:11] == tuple(sorted(set(es.FAMILIES) - {"seasonal_long"}))
