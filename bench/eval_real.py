@@ -31,6 +31,10 @@ overall, and for each detector (``online``: the upload worker's code path, withd
   how much of it is a large change);
 * CPU seconds (``time.process_time``) spent detecting.
 
+Besides each source and ``all``, the Mozilla series are also counted by device (``device:android`` and
+``device:desktop``, from the ``machine_platform`` their raw file records; ``raw_platforms``): the platform is for
+mobile apps, and the Android series are where that shows (outside checks hold out Mozilla's Android folder).
+
 ``--curve`` reports instead each detector along its own threshold (``operating_curve``: the detector's false-alarm
 target, the t-test's t): alerts raised and the recall of each label set, for a comparison at matched alert counts.
 """
@@ -51,7 +55,7 @@ from alerts.detection import DEFAULT  # noqa: E402
 from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
 from bench.eval_detect import _load_module  # noqa: E402
 from bench.eval_tcpd import f_measure  # noqa: E402
-from bench.label_audit import audited, raw_relocations  # noqa: E402
+from bench.label_audit import audited, raw_relocations, raw_series_meta  # noqa: E402
 from bench.perfherder_verdicts import raw_verdicts, with_verdicts  # noqa: E402
 from perfplatform.detect_cmd import detect_series  # noqa: E402
 
@@ -72,19 +76,37 @@ def default_dirs() -> list[Path]:
                   if (d / "series.jsonl").is_file() and (d / "truth.jsonl").is_file())
 
 
+def device_of(platform: str | None) -> str | None:
+    """``android`` or ``desktop`` for a Perfherder ``machine_platform`` (``android-hw-a51-11-0-aarch64...``,
+    ``windows10-64...``, ``linux1804-64...``, ``macosx1015-64...``); None when unknown."""
+    p = (platform or "").lower()
+    if "android" in p:
+        return "android"
+    if p.startswith(("linux", "windows", "macosx", "osx")):
+        return "desktop"
+    return None
+
+
+def raw_platforms(corpus_dir: Path) -> dict[str, str]:
+    """Series id -> ``machine_platform`` of every raw file of a Mozilla corpus directory that records one."""
+    return {sid: meta["machine_platform"] for sid, meta in raw_series_meta(corpus_dir) if meta.get("machine_platform")}
+
+
 def load_corpus(dirs: list[Path]) -> list[tuple[str, dict, dict]]:
     """(source, series record, truth record) of every series; a truth record carries its audited labels
-    (``bench/label_audit.py``) under ``"audited"``, and ``perfherder_alerts_all`` and the per-alert labels
-    ``alert_level`` (``bench/perfherder_verdicts.py``)."""
+    (``bench/label_audit.py``) under ``"audited"``, ``perfherder_alerts_all`` and the per-alert labels
+    ``alert_level`` (``bench/perfherder_verdicts.py``), and the series' ``device`` (``device_of``; None when its
+    raw file records no platform)."""
     out = []
     for d in dirs:
-        moves, found = raw_relocations(d), raw_verdicts(d)
+        moves, found, platforms = raw_relocations(d), raw_verdicts(d), raw_platforms(d)
         truth = {}
         for line in (d / "truth.jsonl").read_text().splitlines():
             if line.strip():
                 t = json.loads(line)
                 t["audited"] = audited(t, moves.get(t["id"], {}))
                 t.update(with_verdicts(t, found.get(t["id"])))
+                t["device"] = device_of(platforms.get(t["id"]))
                 truth[t["id"]] = t
         for line in (d / "series.jsonl").read_text().splitlines():
             if line.strip():
@@ -187,7 +209,8 @@ def evaluate(corpus, margin: int, score) -> dict:
             matched_d = {id(d) for _, d in m}
             unmatched_kept = [d for d in det if id(d) not in matched_d and not d.get("withdrawn")]
             big = sum(1 for d in unmatched_kept if d.get("rel_change") is not None and abs(d["rel_change"]) >= BIG)
-            for key in (source, "all"):
+            keys = (source, "all") if truth.get("device") is None else (source, "all", f"device:{truth['device']}")
+            for key in keys:
                 a = acc[key][name]
                 a["series"] += 1
                 a["builds"] += len(rec["points"])
@@ -254,7 +277,7 @@ COLS = ("series", "confirmed", "matched", "recall", "recall_audited", "alerts", 
 
 def markdown(report: dict) -> str:
     lines = ["| source | detector | " + " | ".join(COLS) + " |", "|---|---|" + "---|" * len(COLS)]
-    for key in sorted(report, key=lambda k: (k == "all", k)):
+    for key in sorted(report, key=lambda k: (k == "all", k.startswith("device:"), k)):
         for name in DETECTORS:
             r = report[key][name]
             lines.append(f"| {key} | {name} | " + " | ".join("-" if r[c] is None else str(r[c]) for c in COLS)

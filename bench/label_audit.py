@@ -69,6 +69,19 @@ def _num(s: str | None) -> float | None:
     return float(s) if s not in ("", None) else None
 
 
+def raw_series_meta(corpus_dir: Path) -> Iterator[tuple[str, dict]]:
+    """(series id, the series constants of line 1) of every raw file of a Mozilla corpus directory, without its
+    rows (ids as ``raw_series`` gives them)."""
+    for path in sorted(corpus_dir.glob("raw/*/*.csv")):
+        with path.open(newline="") as fh:
+            meta = json.loads(fh.readline())
+        yield _series_id(meta, path), meta
+
+
+def _series_id(meta: dict, path: Path) -> str:
+    return f"{meta.get('folder') or path.parent.name}/{meta.get('signature_id') or path.stem}"
+
+
 def raw_series(corpus_dir: Path) -> Iterator[tuple[str, list[dict[str, str]]]]:
     """(series id, rows in push order) of every raw file of a Mozilla corpus directory
     (``raw/<folder>/<signature>.csv``, the layout ``convert_mozilla.py`` reads; ids as it writes them)."""
@@ -76,8 +89,7 @@ def raw_series(corpus_dir: Path) -> Iterator[tuple[str, list[dict[str, str]]]]:
         with path.open(newline="") as fh:
             meta = json.loads(fh.readline())
             rows = list(csv.DictReader(io.StringIO(fh.read())))
-        folder = meta.get("folder") or path.parent.name
-        yield f"{folder}/{meta.get('signature_id') or path.stem}", rows
+        yield _series_id(meta, path), rows
 
 
 def raw_relocations(corpus_dir: Path) -> dict[str, dict[int, int]]:
