@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Accuracy of the detector on real labelled series, next to the Perfherder-style t-test, in one run.
 
-    .venv/bin/python bench/eval_real.py [--dirs DIR,...] [--margin 5] [--json] [--details | --curve]
+    .venv/bin/python bench/eval_real.py [--dirs DIR,...] [--margin 5] [--audit-back 40] [--json]
+        [--details | --curve]
 
 Reads every ``series.jsonl``/``truth.jsonl`` pair under ``../shared/eval/real/*/`` and ``bench/data/real/*/``
 (the source of a series is its directory's name: mozilla, treeherder, otava, mongodb). For each source and
@@ -17,8 +18,9 @@ overall, and for each detector (``online``: the upload worker's code path, withd
 * median and p90 delay ``detected_at - index`` of the matched detections;
 * ``recall_audited``: the same recall with Mozilla labels moved to where their own recorded step
   (``test_prev_value -> test_new_value``) is in the data, when it is plainly not at the labelled push
-  (``bench/label_audit.py``: backfilled pushes put 13 of 58 labels 5-36 pushes after the change), and
-  ``f1_audited`` / ``f1_zero_audited`` against the same labels;
+  (``bench/label_audit.py``: backfilled pushes put 13 of 58 labels 5-36 pushes after the change; it looks at
+  most ``--audit-back`` pushes back, 40 by default), and ``f1_audited`` / ``f1_zero_audited`` against the same
+  labels;
 * ``perfherder_alerts_all`` / ``ratio_all``: Perfherder's own count with the alerts whose summary is still
   processing (SP) too, every alert it raised on the series (``bench/perfherder_verdicts.py``), and
   ``recall_alert_level`` / ``false_hit_alert_level`` / ``f1_alert_level`` (and the zero detector's): recall,
@@ -55,6 +57,7 @@ from alerts.detection import DEFAULT  # noqa: E402
 from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
 from bench.eval_detect import _load_module  # noqa: E402
 from bench.eval_tcpd import f_measure  # noqa: E402
+from bench.label_audit import BACK as AUDIT_BACK  # noqa: E402
 from bench.label_audit import audited, raw_relocations, raw_series_meta  # noqa: E402
 from bench.perfherder_verdicts import raw_verdicts, with_verdicts  # noqa: E402
 from perfplatform.detect_cmd import detect_series  # noqa: E402
@@ -92,14 +95,14 @@ def raw_platforms(corpus_dir: Path) -> dict[str, str]:
     return {sid: meta["machine_platform"] for sid, meta in raw_series_meta(corpus_dir) if meta.get("machine_platform")}
 
 
-def load_corpus(dirs: list[Path]) -> list[tuple[str, dict, dict]]:
+def load_corpus(dirs: list[Path], audit_back: int = AUDIT_BACK) -> list[tuple[str, dict, dict]]:
     """(source, series record, truth record) of every series; a truth record carries its audited labels
     (``bench/label_audit.py``) under ``"audited"``, ``perfherder_alerts_all`` and the per-alert labels
     ``alert_level`` (``bench/perfherder_verdicts.py``), and the series' ``device`` (``device_of``; None when its
-    raw file records no platform)."""
+    raw file records no platform). ``audit_back``: how far back the audit may move a label (pushes)."""
     out = []
     for d in dirs:
-        moves, found, platforms = raw_relocations(d), raw_verdicts(d), raw_platforms(d)
+        moves, found, platforms = raw_relocations(d, audit_back), raw_verdicts(d), raw_platforms(d)
         truth = {}
         for line in (d / "truth.jsonl").read_text().splitlines():
             if line.strip():
@@ -290,6 +293,8 @@ def main() -> int:
     ap.add_argument("--eval-dir", default=str(shared_eval()))
     ap.add_argument("--dirs", default=None, help="comma-separated corpus directories (default: both roots)")
     ap.add_argument("--margin", type=int, default=5)
+    ap.add_argument("--audit-back", type=int, default=AUDIT_BACK,
+                    help="how many pushes back the audit may move a displaced label (default %(default)s)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--details", action="store_true", help="print misses and unmatched alerts per series")
     ap.add_argument("--curve", action="store_true",
@@ -297,7 +302,7 @@ def main() -> int:
     args = ap.parse_args()
     score = _load_module(Path(args.eval_dir) / "score.py", "eval_score")
     dirs = [Path(d) for d in args.dirs.split(",")] if args.dirs else default_dirs()
-    corpus = load_corpus(dirs)
+    corpus = load_corpus(dirs, args.audit_back)
     if args.curve:
         rows = operating_curve(corpus, args.margin, score)
         if args.json:

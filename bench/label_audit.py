@@ -92,16 +92,16 @@ def raw_series(corpus_dir: Path) -> Iterator[tuple[str, list[dict[str, str]]]]:
         yield _series_id(meta, path), rows
 
 
-def raw_relocations(corpus_dir: Path) -> dict[str, dict[int, int]]:
+def raw_relocations(corpus_dir: Path, back: int = BACK) -> dict[str, dict[int, int]]:
     """Per series id of a Mozilla corpus directory: labelled row index -> audited index, for the labels
-    that move."""
+    that move (at most ``back`` pushes earlier)."""
     out: dict[str, dict[int, int]] = {}
     for sid, rows in raw_series(corpus_dir):
         values = [float(r["value"]) for r in rows]
         moves = {}
         for i, r in enumerate(rows):
             if (r.get("alert_status_general") or "").strip() in ("TP", "FP", "FN"):
-                j = relocate(values, i, _num(r.get("test_prev_value")), _num(r.get("test_new_value")))
+                j = relocate(values, i, _num(r.get("test_prev_value")), _num(r.get("test_new_value")), back=back)
                 if j != i:
                     moves[i] = j
         if moves:

@@ -41,3 +41,10 @@ def test_the_audited_truth_moves_change_points_and_false_alerts():
     assert [e["index"] for e in out["change_points"]] == [4]
     assert [e["index"] for e in out["false_alerts"]] == [18]
     assert t["change_points"][0]["index"] == 9  # the original is untouched
+
+
+def test_a_longer_reach_moves_the_labels_a_backfill_put_further_after_their_step():
+    # autoland1/5043303 (Android page load): -29% at push 105, the sheriff-confirmed alert at push 146 records
+    # 3266.86 -> 2422.21 and the 40 pushes before it already sit at ~2200. Out of the default reach of 40 pushes.
+    assert "autoland1/5043303" not in la.raw_relocations(REAL / "mozilla4")
+    assert la.raw_relocations(REAL / "mozilla4", back=64)["autoland1/5043303"] == {146: 102}
