@@ -1,4 +1,4 @@
-"""Synthetic but realistic demo history: 3 apps x 2 platforms x ~155 metrics x 200 builds.
+"""Synthetic but realistic demo history: 3 apps x 2 platforms x 175 metrics x 200 builds.
 
 Noise follows what device labs produce (the same model as ../shared/eval): a per-build runner effect
 correlated between builds and shared by the repeated runs, occasional flaky builds, tiny size creep,
@@ -57,7 +57,8 @@ class Planted:
 
 
 def catalog(platform: str) -> list[MetricSpec]:
-    """~155 metrics of every kind; iOS and Android differ in package names."""
+    """159 metrics of every kind (``size_breakdown`` adds 16 size sub-parts); iOS and Android differ in package
+    names."""
     specs: list[MetricSpec] = []
     for temp, base in (("cold", 620.0), ("warm", 310.0), ("hot", 140.0)):
         specs.append(MetricSpec(f"startup.{temp}.ttid", "time", "ms", base, runs=15, cv=0.05))

@@ -55,7 +55,7 @@ budgets:
 
 
 class Command(BaseCommand):
-    help = "Load the demo history: 3 apps x 2 platforms x ~155 metrics x 200 builds, teams and user demo/demo."
+    help = "Load the demo history: 3 apps x 2 platforms x 175 metrics x 200 builds, teams and user demo/demo."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--builds", type=int, default=200, help="builds per app and platform")
