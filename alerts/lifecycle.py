@@ -73,7 +73,9 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
                       existing: Alert | None = None) -> Alert:
     """Create or update the alert for `cp`; `existing` is the alert it refines (its culprit may move).
 
-    `detected_build_id` (the build whose arrival raised it) is set only when the alert is created.
+    `detected_build_id` (the build whose arrival raised it) is set when the alert is created, or raised anew on
+    the row of a withdrawn one (the detector reviews it from the build that raised it now, and the worker resumes
+    from what is stored here).
     """
     culprit = ctx.build_at(cp.index)
     if culprit is None:
@@ -96,6 +98,8 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
     alert = existing or at_culprit
     if alert is None:
         alert = Alert(series=ctx.series, build_id=culprit, team_id=ctx.team_id, detected_build_id=detected_build_id)
+    elif existing is None and alert.detection == Alert.Detection.WITHDRAWN and detected_build_id is not None:
+        alert.detected_build_id = detected_build_id
     old_group_id = alert.group_id if alert.pk else None
     alert.build_id = culprit
     for key, value in fields.items():

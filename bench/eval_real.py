@@ -18,9 +18,9 @@ overall, and for each detector (``online``: the upload worker's code path, withd
 * median and p90 delay ``detected_at - index`` of the matched detections;
 * ``recall_audited``: the same recall with Mozilla labels moved to where their own recorded step
   (``test_prev_value -> test_new_value``) is in the data, when it is plainly not at the labelled push
-  (``bench/label_audit.py``: backfilled pushes put 13 of 58 labels 5-36 pushes after the change; it looks at
-  most ``--audit-back`` pushes back, 40 by default), and ``f1_audited`` / ``f1_zero_audited`` against the same
-  labels;
+  (``bench/label_audit.py``: it moves 25 of the 100 confirmed Mozilla labels, 23 of them 3-35 pushes back, where
+  backfills measured the change after it was alerted; it looks at most ``--audit-back`` pushes back, 40 by
+  default), and ``f1_audited`` / ``f1_zero_audited`` against the same labels;
 * ``perfherder_alerts_all`` / ``ratio_all``: Perfherder's own count with the alerts whose summary is still
   processing (SP) too, every alert it raised on the series (``bench/perfherder_verdicts.py``), and
   ``recall_alert_level`` / ``false_hit_alert_level`` / ``f1_alert_level`` (and the zero detector's): recall,
@@ -34,8 +34,9 @@ overall, and for each detector (``online``: the upload worker's code path, withd
 * CPU seconds (``time.process_time``) spent detecting.
 
 Besides each source and ``all``, the Mozilla series are also counted by device (``device:android`` and
-``device:desktop``, from the ``machine_platform`` their raw file records; ``raw_platforms``): the platform is for
-mobile apps, and the Android series are where that shows (outside checks hold out Mozilla's Android folder).
+``device:desktop``, from the ``machine_platform`` their raw file records, ``raw_platforms``; a series whose platform
+names neither, such as mozilla-release/2780728's ``gecko-decision``, is in neither row): the platform is for mobile
+apps, and the Android series are where that shows (outside checks hold out Mozilla's Android folder).
 
 ``--curve`` reports instead each detector along its own threshold (``operating_curve``: the detector's false-alarm
 target, the t-test's t): alerts raised and the recall of each label set, for a comparison at matched alert counts.

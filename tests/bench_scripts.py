@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from types import ModuleType
 
 from tests.live import ROOT
@@ -11,5 +12,6 @@ from tests.live import ROOT
 def load_bench_script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a dataclass of the script looks its module up there
     spec.loader.exec_module(module)
     return module

@@ -45,16 +45,16 @@ def test_it_stores_the_excursion_and_the_step_after_it_as_the_streaming_detector
         got, want = _stored_and_streamed(s, len(levels))
         assert got == want, s.metric.name
         _, _, step, rel = CASES[s.metric.name]
-        live = [(b, d, state) for b, d, state in got if state != Alert.Detection.WITHDRAWN]
+        live = [(b, d, state) for b, d, state, *_ in got if state != Alert.Detection.WITHDRAWN]
         assert live == ([(str(step), "regression", Alert.Detection.CONFIRMED)] if rel else []), s.metric.name
         if rel:
             exc = "regression" if CASES[s.metric.name][0] > 0 else "improvement"
-            assert ("60", exc, Alert.Detection.WITHDRAWN) in got
+            assert ("60", exc, Alert.Detection.WITHDRAWN) in [a[:3] for a in got]
 
 
 def _stored_and_streamed(series, builds: int) -> tuple[list[tuple], list[tuple]]:
-    """(build, direction, state) of the alerts the worker stored on ``series``, and of those ``detect_online``
-    reports streaming its stored builds, both sorted."""
+    """(build, direction, state, size, p-value) of the alerts the worker stored on ``series``, and of those
+    ``detect_online`` reports streaming its stored builds, both sorted."""
     from alerts.analysis import to_point
     from alerts.detection import detect_online
     from metrics.history import recent_points
@@ -62,10 +62,15 @@ def _stored_and_streamed(series, builds: int) -> tuple[list[tuple], list[tuple]]
     pts = recent_points([series.pk], limit=10_000)[series.pk]
     assert len(pts) == builds
     expected = detect_online([to_point(p, "time") for p in pts], kind="time")
-    want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed)) for cp in expected)
-    got = sorted((a.build.ext_id, a.direction, a.detection)
+    want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed), _sig(cp.rel_change),
+                   _sig(cp.p_value)) for cp in expected)
+    got = sorted((a.build.ext_id, a.direction, a.detection, _sig(a.rel_change), _sig(a.p_value))
                  for a in Alert.objects.filter(series=series).select_related("build"))
     return got, want
+
+
+def _sig(x: float) -> float:
+    return float(f"{x:.9g}")
 
 
 def _state(withdrawn: bool, confirmed: bool) -> str:
@@ -89,6 +94,12 @@ def test_it_stores_an_alert_withdrawn_for_a_later_change_as_the_streaming_detect
                                             "value": values[i]}]))
         assert r.status_code == 201, r.content
     got, want = _stored_and_streamed(Series.objects.get(), len(values))
+    if late:
+        # The same alerts in the same states; not the same estimates (+26.3% stored for the step, +27.5% streamed).
+        # The replay from a late build resumes from the alerts raised before it in their latest stored state,
+        # which the builds after it, analysed before it arrived, may already have refined, confirmed or withdrawn;
+        # streaming decides those from that build on (docs/DETECTION.md, fourteenth session).
+        got, want = [a[:3] for a in got], [a[:3] for a in want]
     assert got == want
-    assert [a for a in got if a[2] != Alert.Detection.WITHDRAWN] == [("67", "regression", Alert.Detection.CONFIRMED)]
+    assert [a[:3] for a in got if a[2] != Alert.Detection.WITHDRAWN] == [("67", "regression", Alert.Detection.CONFIRMED)]
     assert [a[2] for a in got].count(Alert.Detection.WITHDRAWN) == 1

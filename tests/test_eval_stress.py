@@ -48,3 +48,9 @@ def test_each_family_keeps_its_own_stream_whatever_is_added():
     assert sorted(es.STREAMS) == sorted(es.FAMILIES)
     # the first eleven streams are those of the sorted names the documented figures were taken with
     assert es.STREAMS[:11] == tuple(sorted(set(es.FAMILIES) - {"seasonal_long"}))
+
+
+def test_a_row_counts_the_perfherder_style_t_test_beside_the_detector():
+    row = es.run_one("seasonal_long", 1, 3, 300)
+    assert row["ttest_per_1000"] == round(1000 * row["ttest_alerts"] / 900, 3)
+    assert row["ttest_alerts"] > 0  # a 3% cycle of 40-100 builds on 1% noise: level shifts to a 12-build window

@@ -43,3 +43,18 @@ def test_it_never_clamps_an_index_outside_the_window_to_the_edge_build(world):
     saved = lifecycle.save_change_point(dataclasses.replace(cp, first_index=90), ctx, detected_build_id=None,
                                         existing=moving)
     assert saved.first_build_id is None  # unknown, not the window's first build
+
+
+def test_an_alert_raised_anew_where_a_withdrawn_one_sits_is_detected_by_the_new_build(world):
+    # The detector reviews a raised alert from the build that raised it (its confirmation hold, and no refine onto
+    # a build after it); the worker resumes from the stored row, so that row must say the new build.
+    withdrawn = world.alerts["older"]  # withdrawn, at builds[20]
+    Alert.objects.filter(pk=withdrawn.pk).update(note="flaky runner, see INFRA-12", detected_build=world.builds[22])
+    ctx, pts = context(world)
+    index_of = {p.build_id: i for i, p in enumerate(pts)}
+    cp = dataclasses.replace(lifecycle.as_change_point(Alert.objects.get(pk=withdrawn.pk), index_of), withdrawn=False)
+    saved = lifecycle.save_change_point(cp, ctx, detected_build_id=world.builds[26].pk)
+    assert saved.pk == withdrawn.pk and saved.detection == Alert.Detection.OPEN
+    assert saved.detected_build_id == world.builds[26].pk
+    assert lifecycle.as_change_point(saved, index_of).detected_at == 26
+    assert "flaky runner, see INFRA-12" in saved.note
