@@ -15,10 +15,10 @@ is a false one. Issue 9's limit for generated sets is 0.5 per 1000 builds.
 Families (``FAMILIES``): ``white``; ``ar05`` (AR(1) 0.5, all noise correlated); ``ar08``; ``ar08_white`` (AR(1)
 0.8 of sd 1% plus 0.5% independent noise: the runner effect without runs, the noise model's known blind spot);
 ``seasonal`` (a 3% sine cycle of 7-30 builds on top); ``seasonal_long`` (the same cycle, 40-100 builds long: at
-most two and a half cycles in the detector's 96-build window, so each half cycle reads as a level shift); ``bimodal`` (builds take a mode 8% higher at random, its
-share 0.2-0.8); ``alternating`` (every other build in that mode); ``t2`` (Student t, 2 df, scaled to 1%);
-``outliers`` (3% of builds 1.5-3x slower); ``runs_bimodal`` (memory, 5 runs a build, 30% of runs 10% higher);
-``score_t3`` (a higher-is-better score, t with 3 df).
+most two and a half cycles in the detector's 96-build window, so each half cycle reads as a level shift);
+``bimodal`` (builds take a mode 8% higher at random, its share 0.2-0.8); ``alternating`` (every other build in that
+mode); ``t2`` (Student t, 2 df, scaled to 1%); ``outliers`` (3% of builds 1.5-3x slower); ``runs_bimodal`` (memory,
+5 runs a build, 30% of runs 10% higher); ``score_t3`` (a higher-is-better score, t with 3 df).
 
 The fifth and sixth sessions measured these families with scripts that were not kept; this generator is written
 again from their descriptions (its figures fall in the same ranges), so the ones in docs/DETECTION.md can be re-run.
