@@ -63,3 +63,8 @@ def history_bodies(n: int, *, shifts: dict[str, tuple[int, float]] | None = None
         ]
         bodies.append(native_body(i, app=app, platform=platform, branch=branch, device=device, metrics=metrics))
     return bodies
+
+
+def sig9(x: float) -> float:
+    """``x`` to nine significant digits: a stored float compared with the detector's across the database."""
+    return float(f"{x:.9g}")

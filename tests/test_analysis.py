@@ -7,7 +7,7 @@ import pytest
 from alerts.analysis import analyse_build
 from alerts.models import Alert, AlertGroup, MetricOverride, Team
 from metrics.models import Build
-from tests.factories import history_bodies
+from tests.factories import history_bodies, sig9
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -95,10 +95,6 @@ def test_it_records_a_failed_analysis_and_keeps_the_build_visible(upload, monkey
     assert "detector exploded" in build.analysis_error
 
 
-def _sig(x: float) -> float:
-    return float(f"{x:.9g}")
-
-
 def test_it_raises_the_same_alerts_as_the_streaming_detector(upload):
     """The worker resumes from a sliding window of stored points; its decisions must equal those of
     `detect_online` streaming the whole series (what `perfplatform detect --online` and the eval run)."""
@@ -119,10 +115,10 @@ def test_it_raises_the_same_alerts_as_the_streaming_detector(upload):
                                  lower_is_better=s.metric.lower_is_better)
         # what each alert shows too, not only where it is: the worker stores an alert on the detector's events and
         # resumes from it, so an estimate the detector refined without an event was lost there
-        want = sorted((pts[cp.index].build_ext_id, cp.direction, cp.withdrawn, _sig(cp.rel_change), _sig(cp.p_value),
-                       _sig(cp.before), _sig(cp.after)) for cp in expected)
-        got = sorted((a.build.ext_id, a.direction, a.detection == "withdrawn", _sig(a.rel_change), _sig(a.p_value),
-                      _sig(a.before), _sig(a.after))
+        want = sorted((pts[cp.index].build_ext_id, cp.direction, cp.withdrawn, sig9(cp.rel_change), sig9(cp.p_value),
+                       sig9(cp.before), sig9(cp.after)) for cp in expected)
+        got = sorted((a.build.ext_id, a.direction, a.detection == "withdrawn", sig9(a.rel_change), sig9(a.p_value),
+                      sig9(a.before), sig9(a.after))
                      for a in Alert.objects.filter(series=s).select_related("build"))
         assert got == want, s.metric.name
     assert np.any([a.build.ext_id == "60" for a in live_alerts()])

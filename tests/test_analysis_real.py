@@ -6,7 +6,7 @@ import pytest
 
 from alerts.models import Alert
 from tests.detection.helpers import pdfpaint_quiet
-from tests.factories import native_body
+from tests.factories import native_body, sig9
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,15 +62,11 @@ def _stored_and_streamed(series, builds: int) -> tuple[list[tuple], list[tuple]]
     pts = recent_points([series.pk], limit=10_000)[series.pk]
     assert len(pts) == builds
     expected = detect_online([to_point(p, "time") for p in pts], kind="time")
-    want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed), _sig(cp.rel_change),
-                   _sig(cp.p_value)) for cp in expected)
-    got = sorted((a.build.ext_id, a.direction, a.detection, _sig(a.rel_change), _sig(a.p_value))
+    want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed), sig9(cp.rel_change),
+                   sig9(cp.p_value)) for cp in expected)
+    got = sorted((a.build.ext_id, a.direction, a.detection, sig9(a.rel_change), sig9(a.p_value))
                  for a in Alert.objects.filter(series=series).select_related("build"))
     return got, want
-
-
-def _sig(x: float) -> float:
-    return float(f"{x:.9g}")
 
 
 def _state(withdrawn: bool, confirmed: bool) -> str:

@@ -43,6 +43,7 @@ from bisect import insort
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 
 from .drift import as_online_drift, drift_run
 from .evaluate import (
@@ -460,16 +461,17 @@ def _cached_block(key: tuple, segment_start: int, b: int, config: DetectorConfig
     return _block_summary(s, segment_start, b, config, noise)
 
 
-def _shown(cp: ChangePoint) -> tuple:
-    """What an alert shows and the worker stores of a change point (``alerts.lifecycle``)."""
-    return (cp.index, cp.first_index, cp.last_index, cp.direction, cp.rel_change, cp.abs_change, cp.before, cp.after,
-            cp.before_ci, cp.after_ci, cp.p_value, cp.test, cp.shape, cp.slope_per_build, cp.window_builds)
+#: The estimates a review refines in place (``_update``, with ``z``).
+_ESTIMATES = ("index", "first_index", "last_index", "direction", "rel_change", "abs_change", "before", "after",
+              "before_ci", "after_ci", "p_value", "test")
+#: What an alert shows and the worker stores of a change point (``alerts.lifecycle``): the estimates but ``z``, and
+#: the shape ``_as_drift`` derives from them.
+_shown = attrgetter(*_ESTIMATES, "shape", "slope_per_build", "window_builds")
 
 
 def _update(cp: ChangePoint, new: ChangePoint) -> None:
     """Refine ``cp`` in place with the estimates of ``new`` (keeps identity, detected_at and flags)."""
-    for f in ("index", "first_index", "last_index", "direction", "rel_change", "abs_change", "before", "after",
-              "before_ci", "after_ci", "p_value", "test", "z"):
+    for f in (*_ESTIMATES, "z"):
         setattr(cp, f, getattr(new, f))
 
 
