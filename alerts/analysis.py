@@ -4,8 +4,9 @@ One transaction per build. The touched series rows are locked first (in primary-
 workers analysing builds of the same series take turns and never interleave their decisions. The
 detector is resumed from the stored window and the stored alerts, then stepped through the new
 build; if the build arrived out of order (older than builds already analysed) every later build of
-the series is stepped again, and alerts those builds had raised that the replay does not raise
-again are withdrawn.
+the series is stepped again, from before any alert those builds had refined, confirmed or withdrawn
+(`replay_start`), and alerts the replayed builds had raised that the replay does not raise again are
+withdrawn.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from metrics.models import Build, Measurement, Scope, Series
 
 log = logging.getLogger(__name__)
 
-# Builds after an out-of-order upload that are stepped again; older uploads only refresh the window.
+# Points loaded beyond the detector's window by default: builds after an out-of-order upload that are stepped
+# again without a second load (`_enough_history` loads more when a late build or a replay start sits further back).
 REPLAY_MAX = 32
 
 
@@ -94,11 +96,10 @@ def _analyse(build_pk: int) -> str:
     history = recent_points([s.pk for s in series], limit=config.window + REPLAY_MAX, with_samples=True)
     batch = _backlog(build, {p.build_id for pts in history.values() for p in pts}, series_ids)
     todo = batch | {build.pk}
-    history = _enough_history(history, todo, keep=config.window + NOISE_EVERY, limit=config.window + REPLAY_MAX)
-    window_builds = {p.build_id for pts in history.values() for p in pts}
-    stored: dict[int, list[Alert]] = defaultdict(list)
-    for a in Alert.objects.filter(series_id__in=series_ids, build_id__in=window_builds):
-        stored[a.series_id].append(a)
+    keep, limit = config.window + NOISE_EVERY, config.window + REPLAY_MAX
+    history = _enough_history(history, dict.fromkeys(history, todo), keep=keep, limit=limit)
+    stored = _stored_alerts(series_ids, history)
+    starts = _replay_starts(history, stored, todo, keep=keep, limit=limit)
     offsets = _series_offsets(series, history, todo)
     owners = Owners()
     overrides = list(MetricOverride.objects.order_by("position"))
@@ -110,7 +111,7 @@ def _analyse(build_pk: int) -> str:
             **metric_overrides(build.app.name, s.platform, metric.name, overrides))
         ctx = lifecycle.SeriesContext(s, pts, owners.team_id(build.app.name, s.platform, metric.name),
                                       offset=offsets[s.pk])
-        pos = next((i for i, p in enumerate(pts) if p.build_id in todo), None)
+        pos = starts.get(s.pk)
         if pos is not None:
             touched_groups |= replay_series(ctx, stored[s.pk], pos, metric.kind, metric.lower_is_better, cfg)
     lifecycle.mark_recoveries(series_ids)
@@ -139,26 +140,85 @@ def _analyse(build_pk: int) -> str:
     return Build.Analysis.DONE
 
 
-def _enough_history(history: dict[int, list[HistoryPoint]], todo: set[int], *, keep: int,
+def _enough_history(history: dict[int, list[HistoryPoint]], todo: dict[int, set[int]], *, keep: int,
                     limit: int) -> dict[int, list[HistoryPoint]]:
-    """Extend each series' loaded points until `keep` of them precede its first build to replay.
+    """Extend the loaded points of each series in `todo` until `keep` of them precede the first of its builds
+    there (where its replay starts).
 
     Resuming needs the `window + NOISE_EVERY` points before the first replayed build (the detector's
     whole state, docs/DETECTION.md "Resuming"); a build that arrives late, or a backlog after an outage,
     can sit further back than the default load reaches. A series with fewer points than asked for is
     already loaded whole.
     """
-    def short(pts: list[HistoryPoint], asked: int) -> bool:
-        pos = next((i for i, p in enumerate(pts) if p.build_id in todo), None)
+    def short(sid: int, pts: list[HistoryPoint], asked: int) -> bool:
+        pos = next((i for i, p in enumerate(pts) if p.build_id in todo[sid]), None)
         return len(pts) >= asked and (pos is None or pos < keep)
 
-    need = [sid for sid, pts in history.items() if short(pts, limit)]
+    # a series loaded further already (an earlier call) is asked for more than that, never reloaded shorter
+    asked = {sid: max(limit, len(history.get(sid, []))) for sid in todo}
+    need = [sid for sid in todo if short(sid, history.get(sid, []), asked[sid])]
     while need:
-        limit *= 2
+        limit = 2 * max(asked[sid] for sid in need)
         more = recent_points(need, limit=limit, with_samples=True)
         history.update(more)
-        need = [sid for sid in need if short(more.get(sid, []), limit)]
+        asked.update(dict.fromkeys(need, limit))
+        need = [sid for sid in need if short(sid, more.get(sid, []), limit)]
     return history
+
+
+def _stored_alerts(series_ids: list[int], history: dict[int, list[HistoryPoint]]) -> dict[int, list[Alert]]:
+    """The alerts of `series_ids` whose culprit is among their loaded points."""
+    window_builds = {p.build_id for sid in series_ids for p in history.get(sid, [])}
+    stored: dict[int, list[Alert]] = defaultdict(list)
+    for a in Alert.objects.filter(series_id__in=series_ids, build_id__in=window_builds):
+        stored[a.series_id].append(a)
+    return stored
+
+
+def replay_start(pts: list[HistoryPoint], alerts: list[Alert], todo: set[int]) -> int | None:
+    """The window index a series' replay starts at: its first build in `todo`, moved back to the detection
+    build of every alert raised before it and decided at or after it (None: nothing of it to analyse).
+
+    The detector resumes from the alerts as stored. Builds analysed after a build that arrives late may have
+    refined, confirmed or withdrawn an alert raised before it; resuming from that state would let them decide
+    the replay of the build they followed. Replaying from where such an alert was raised resumes from every
+    alert as it stood then (repeated, as an earlier start can reach other such alerts), so the late build is
+    analysed as if it had arrived in order. Alerts stored before `decided_build` was recorded never move it.
+    """
+    start = next((i for i, p in enumerate(pts) if p.build_id in todo), None)
+    if start is None:
+        return None
+    later = {p.build_id for p in pts[start:]}
+    if not any(a.decided_build_id in later for a in alerts):
+        return start  # nothing decided from the start on (every in-order build): no move
+    index_of = {p.build_id: i for i, p in enumerate(pts)}
+    spans = [(index_of[a.detected_build_id], index_of[a.decided_build_id]) for a in alerts
+             if a.detected_build_id in index_of and a.decided_build_id in index_of]
+    moved = True
+    while moved:
+        moved = False
+        for raised, decided in spans:
+            if raised < start <= decided:
+                start, moved = raised, True
+    return start
+
+
+def _replay_starts(history: dict[int, list[HistoryPoint]], stored: dict[int, list[Alert]], todo: set[int], *,
+                   keep: int, limit: int) -> dict[int, int | None]:
+    """`replay_start` of every loaded series, loading more points (and their alerts) where a start moved back
+    leaves fewer than `keep` points before it. Updates `history` and `stored` in place."""
+    while True:
+        starts = {sid: replay_start(pts, stored[sid], todo) for sid, pts in history.items()}
+        moved = {sid: {history[sid][st].build_id} for sid, st in starts.items()
+                 if st is not None and st < keep and history[sid][st].build_id not in todo}
+        if not moved:
+            return starts
+        loaded = {sid: len(history[sid]) for sid in moved}
+        _enough_history(history, moved, keep=keep, limit=limit)
+        grown = [sid for sid in moved if len(history.get(sid, [])) > loaded[sid]]
+        if not grown:
+            return starts
+        stored.update(_stored_alerts(grown, history))
 
 
 def _backlog(build: Build, window_builds: set[int], series_ids: list[int]) -> set[int]:
@@ -259,16 +319,18 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
         for event in det.step(points[i]):
             cp = event.change_point
             if event.type == "merged":
-                if confirmed is not None and (left := lifecycle.merge_into(cp, ctx, confirmed)) is not None:
+                if confirmed is not None and (left := lifecycle.merge_into(
+                        cp, ctx, confirmed, decided_build_id=ctx.build_at(event.at))) is not None:
                     groups.add(left)
                 continue
             if event.type == "raised":
-                replay_hit = _replayed_alert_for(cp, ctx, replayed, kept, index_of, cfg.refine_radius)
-                alert = lifecycle.save_change_point(cp, ctx, detected_build_id=ctx.build_at(event.at),
+                replay_hit = _replayed_alert_for(cp, ctx.build_at(event.at), ctx, replayed, kept, index_of,
+                                                 cfg.refine_radius)
+                alert = lifecycle.save_change_point(cp, ctx, decided_build_id=ctx.build_at(event.at), raised=True,
                                                     existing=replay_hit)
                 open_alert = alert
             else:
-                alert = lifecycle.save_change_point(cp, ctx, detected_build_id=ctx.build_at(event.at),
+                alert = lifecycle.save_change_point(cp, ctx, decided_build_id=ctx.build_at(event.at),
                                                     existing=open_alert)
                 open_alert = None if event.type in ("confirmed", "withdrawn") else alert
                 if event.type == "confirmed":
@@ -276,30 +338,47 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
             kept.add(alert.pk)
             groups.add(alert.group_id)
     for a in replayed:
-        if a.pk not in kept and a.detection != Alert.Detection.WITHDRAWN:
-            Alert.objects.filter(pk=a.pk).update(detection=Alert.Detection.WITHDRAWN)
+        if a.pk in kept:
+            continue
+        # Raised on a history that lacked the late build, never in build order: withdrawn (someone may have been
+        # notified), and no decision span left to move a later replay's start (`replay_start`).
+        if a.detection != Alert.Detection.WITHDRAWN:
+            Alert.objects.filter(pk=a.pk).update(detection=Alert.Detection.WITHDRAWN, decided_build=None)
             groups.add(a.group_id)
+        elif a.decided_build_id is not None:
+            Alert.objects.filter(pk=a.pk).update(decided_build=None)
     return groups
 
 
-def _replayed_alert_for(cp: ChangePoint, ctx: lifecycle.SeriesContext, replayed: list[Alert], kept: set[int],
-                        index_of: dict[int, int], radius: int) -> Alert | None:
-    """The stored alert a change point raised again on replay continues: the one at the same culprit, else
-    the nearest one in the same direction, at most `radius` builds away (the detector's refine radius),
-    that this replay has not taken yet.
+def _replayed_alert_for(cp: ChangePoint, raised_build: int | None, ctx: lifecycle.SeriesContext,
+                        replayed: list[Alert], kept: set[int], index_of: dict[int, int], radius: int) -> Alert | None:
+    """The stored alert a change point raised again on replay (on build `raised_build`) continues, among those in
+    the same direction this replay has not taken yet: the one at the same culprit, else the one raised on the same
+    build, else the nearest by culprit at most `radius` builds away (the detector's refine radius), else the
+    nearest by the build that raised it, at most `radius` builds away.
 
     A late build can move a culprit (e.g. from 72 to 75): the alert raised on the incomplete history is the
     same finding, so it moves with its triage and note, as a refined culprit does; withdrawing it and
-    raising another would leave a record that streaming the series in build order never makes. Further
-    away it is another finding: its note must not be carried to a change it was not written about.
+    raising another would leave a record that streaming the series in build order never makes. The stored
+    culprit is where the review left the alert, which can be further from where it is raised than the radius
+    (raised at 31, reviewed to 24), and a late build's evidence can raise it a build or two sooner: the build
+    that raised it says it is the same finding then. Further away on both, it is another finding: its note must
+    not be carried to a change it was not written about.
     """
     culprit = ctx.build_at(cp.index)
     exact = next((a for a in replayed if a.build_id == culprit), None)
     if exact is not None:
         return exact
-    free = [a for a in replayed if a.pk not in kept and a.direction == cp.direction and a.build_id in index_of
-            and abs(index_of[a.build_id] - cp.index) <= radius]
-    return min(free, key=lambda a: abs(index_of[a.build_id] - cp.index), default=None)
+    free = [a for a in replayed if a.pk not in kept and a.direction == cp.direction and a.build_id in index_of]
+    raised_at = index_of.get(raised_build)
+    raise_gap = {a.pk: abs(index_of[a.detected_build_id] - raised_at) for a in free
+                 if raised_at is not None and a.detected_build_id in index_of}
+    culprit_gap = {a.pk: abs(index_of[a.build_id] - cp.index) for a in free}
+    for gap, reach in ((raise_gap, 0), (culprit_gap, radius), (raise_gap, radius)):
+        near = [a for a in free if gap.get(a.pk, reach + 1) <= reach]
+        if near:
+            return min(near, key=lambda a: gap[a.pk])
+    return None
 
 
 def _after_commit(build_pk: int) -> None:

@@ -69,13 +69,14 @@ def _group(build_id: int, team_id: int) -> AlertGroup:
     return AlertGroup.objects.get_or_create(build_id=build_id, team_id=team_id)[0]
 
 
-def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id: int | None,
+def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, decided_build_id: int | None, raised: bool = False,
                       existing: Alert | None = None) -> Alert:
     """Create or update the alert for `cp`; `existing` is the alert it refines (its culprit may move).
 
-    `detected_build_id` (the build whose arrival raised it) is set when the alert is created, or raised anew on
-    the row of a withdrawn one (the detector reviews it from the build that raised it now, and the worker resumes
-    from what is stored here).
+    `decided_build_id` is the build whose analysis made this decision (the alert's `decided_build`). On a
+    `raised` event it is the alert's `detected_build` too, also where the row already existed: a withdrawn one
+    raised anew, or an alert a replay after a late build raises again (the detector reviews an alert from the
+    build that raised it, and the worker resumes from what is stored here).
     """
     culprit = ctx.build_at(cp.index)
     if culprit is None:
@@ -92,16 +93,17 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
             _carry_triage(at_culprit, existing)
             at_culprit.delete()
         else:
-            existing.detection = Alert.Detection.WITHDRAWN
-            existing.save(update_fields=["detection", "updated"])
+            existing.detection, existing.decided_build_id = Alert.Detection.WITHDRAWN, decided_build_id
+            existing.save(update_fields=["detection", "decided_build", "updated"])
             existing = at_culprit
     alert = existing or at_culprit
     if alert is None:
-        alert = Alert(series=ctx.series, build_id=culprit, team_id=ctx.team_id, detected_build_id=detected_build_id)
-    elif existing is None and alert.detection == Alert.Detection.WITHDRAWN and detected_build_id is not None:
-        alert.detected_build_id = detected_build_id
+        alert = Alert(series=ctx.series, build_id=culprit, team_id=ctx.team_id, detected_build_id=decided_build_id)
+    elif raised and decided_build_id is not None:
+        alert.detected_build_id = decided_build_id
     old_group_id = alert.group_id if alert.pk else None
     alert.build_id = culprit
+    alert.decided_build_id = decided_build_id
     for key, value in fields.items():
         setattr(alert, key, value)
     alert.group = _group(culprit, alert.team_id)
@@ -114,10 +116,11 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, detected_build_id:
     return alert
 
 
-def merge_into(cp: ChangePoint, ctx: SeriesContext, drift: Alert) -> int | None:
-    """The alert of ``cp`` is now part of ``drift`` (the detector's ``merged`` event): withdrawn, pointing at
-    the drift, its triage and note carried over; what was merged into it (an earlier extent of the same
-    drift) now points at ``drift`` too. Returns the id of the group it left, if any."""
+def merge_into(cp: ChangePoint, ctx: SeriesContext, drift: Alert, *, decided_build_id: int | None) -> int | None:
+    """The alert of ``cp`` is now part of ``drift`` (the detector's ``merged`` event, on the analysis of build
+    ``decided_build_id``): withdrawn, pointing at the drift, its triage and note carried over; what was merged
+    into it (an earlier extent of the same drift) now points at ``drift`` too. Returns the id of the group it
+    left, if any."""
     culprit = ctx.build_at(cp.index)
     alert = Alert.objects.filter(series=ctx.series, build_id=culprit).exclude(pk=drift.pk).first()
     if alert is None:
@@ -126,8 +129,8 @@ def merge_into(cp: ChangePoint, ctx: SeriesContext, drift: Alert) -> int | None:
     if drift.first_build_id is None:  # a drift longer than the loaded window still says where it started
         drift.first_build_id = alert.first_build_id or alert.build_id
     drift.save(update_fields=["note", "status", "reassigned_to", "first_build", "updated"])
-    alert.detection, alert.merged_into = Alert.Detection.WITHDRAWN, drift
-    alert.save(update_fields=["detection", "merged_into", "updated"])
+    alert.detection, alert.merged_into, alert.decided_build_id = Alert.Detection.WITHDRAWN, drift, decided_build_id
+    alert.save(update_fields=["detection", "merged_into", "decided_build", "updated"])
     Alert.objects.filter(merged_into=alert).update(merged_into=drift)
     return alert.group_id
 

@@ -194,6 +194,13 @@ class Alert(models.Model):
     first_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
     last_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
     detected_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, related_name="+")
+    # The build whose analysis made the detector's latest decision on this alert (raised, refined, confirmed,
+    # withdrawn, merged); None for alerts a replay withdrew without raising them again, and those stored before it
+    # was recorded. A build that arrives late is replayed from the detection build of every alert raised before it
+    # and decided at or after it, so the replay resumes from each alert as it stood then (alerts.analysis
+    # .replay_start).
+    decided_build = models.ForeignKey("metrics.Build", on_delete=models.SET_NULL, null=True, blank=True,
+                                      related_name="+")
     group = models.ForeignKey(AlertGroup, on_delete=models.CASCADE, related_name="alerts")
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="alerts")
     direction = models.CharField(max_length=12, choices=Direction.choices)

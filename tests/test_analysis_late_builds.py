@@ -74,14 +74,16 @@ def test_it_loads_the_whole_resume_window_before_a_build_that_arrives_30_builds_
     keep, limit = cfg.window + NOISE_EVERY, cfg.window + REPLAY_MAX
     late = Build.objects.get(ext_id=str(N - 31))  # 30 builds after it are already there
     ids = list(Series.objects.values_list("pk", flat=True))
-    history = _enough_history(recent_points(ids, limit=limit), {late.pk}, keep=keep, limit=limit)
+    history = _enough_history(recent_points(ids, limit=limit), dict.fromkeys(ids, {late.pk}), keep=keep,
+                              limit=limit)
     for sid in ids:
         pts = history[sid]
         pos = next(i for i, p in enumerate(pts) if p.build_id == late.pk)
         assert pos >= keep, (sid, pos)
     # A build older than any default load is found too.
     oldest_late = Build.objects.get(ext_id=str(N - limit - 5))
-    history = _enough_history(recent_points(ids, limit=limit), {oldest_late.pk}, keep=keep, limit=limit)
+    history = _enough_history(recent_points(ids, limit=limit), dict.fromkeys(ids, {oldest_late.pk}), keep=keep,
+                              limit=limit)
     assert all(any(p.build_id == oldest_late.pk for p in history[sid]) for sid in ids)
 
 

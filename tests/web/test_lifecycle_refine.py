@@ -24,7 +24,7 @@ def test_it_keeps_the_note_of_a_withdrawn_alert_the_refined_culprit_lands_on(wor
     index_of = {p.build_id: i for i, p in enumerate(pts)}
     moving = world.alerts["startup"]  # at builds[30]
     cp = dataclasses.replace(lifecycle.as_change_point(moving, index_of), index=20, first_index=19, last_index=21)
-    saved = lifecycle.save_change_point(cp, ctx, detected_build_id=None, existing=moving)
+    saved = lifecycle.save_change_point(cp, ctx, decided_build_id=None, existing=moving)
     assert saved.pk == moving.pk and saved.build_id == world.builds[20].pk
     assert "flaky runner, see INFRA-12" in saved.note
     assert saved.status == "invalid"
@@ -39,8 +39,8 @@ def test_it_never_clamps_an_index_outside_the_window_to_the_edge_build(world):
     index_of = {p.build_id: 100 + i for i, p in enumerate(pts)}
     cp = lifecycle.as_change_point(moving, index_of)
     with pytest.raises(ValueError, match="outside the loaded window"):
-        lifecycle.save_change_point(dataclasses.replace(cp, index=5), ctx, detected_build_id=None, existing=moving)
-    saved = lifecycle.save_change_point(dataclasses.replace(cp, first_index=90), ctx, detected_build_id=None,
+        lifecycle.save_change_point(dataclasses.replace(cp, index=5), ctx, decided_build_id=None, existing=moving)
+    saved = lifecycle.save_change_point(dataclasses.replace(cp, first_index=90), ctx, decided_build_id=None,
                                         existing=moving)
     assert saved.first_build_id is None  # unknown, not the window's first build
 
@@ -53,7 +53,7 @@ def test_an_alert_raised_anew_where_a_withdrawn_one_sits_is_detected_by_the_new_
     ctx, pts = context(world)
     index_of = {p.build_id: i for i, p in enumerate(pts)}
     cp = dataclasses.replace(lifecycle.as_change_point(Alert.objects.get(pk=withdrawn.pk), index_of), withdrawn=False)
-    saved = lifecycle.save_change_point(cp, ctx, detected_build_id=world.builds[26].pk)
+    saved = lifecycle.save_change_point(cp, ctx, decided_build_id=world.builds[26].pk, raised=True)
     assert saved.pk == withdrawn.pk and saved.detection == Alert.Detection.OPEN
     assert saved.detected_build_id == world.builds[26].pk
     assert lifecycle.as_change_point(saved, index_of).detected_at == 26

@@ -1,0 +1,77 @@
+"""Builds arriving late around the alerts of real series: the worker stores every alert streaming reports, exactly.
+
+Each series of ``bench/data/real`` is uploaded through the API with some builds held back to the end (in a shuffled
+order): the builds within three of each build streaming raises an alert on (one per alert, drawn), and five more
+anywhere. Then every alert ``detect_online`` reports streaming the whole series must be stored as it reports it
+(culprit, direction, state, size, p-value, detection build); the worker may keep more rows only withdrawn (alerts
+raised on the history that lacked the late builds, which someone may have been notified of).
+
+By default four series and one seed run. The whole corpus (every in-repo series with an online alert and at most
+400 pushes, 70 series, about 12 minutes a seed on two cores):
+
+    LATE_SERIES=all LATE_SEEDS=1,2,3 DATABASE_URL=... REDIS_URL=... .venv/bin/python -m pytest -q \\
+        tests/test_late_builds_real.py -p no:cacheprovider
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.factories import native_body
+from tests.test_analysis_real import _stored_and_streamed
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REAL = Path(__file__).resolve().parents[1] / "bench" / "data" / "real"
+DEFAULT_SERIES = ["mozilla7/autoland2/4520175", "mozilla8/mozilla-beta/4975361", "mongodb/mongodb/robust_series",
+                  "otava/otava/tigerbeetle"]
+MAX_PUSHES = 400
+
+
+def _records() -> dict[str, dict]:
+    out = {}
+    for path in sorted(REAL.glob("*/series.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                out[f"{path.parent.name}/{rec['id']}"] = rec
+    return out
+
+
+def _cases() -> list[str]:
+    if os.environ.get("LATE_SERIES") != "all":
+        return DEFAULT_SERIES
+    from perfplatform.detect_cmd import detect_series
+
+    return [key for key, rec in _records().items()
+            if len(rec["points"]) <= MAX_PUSHES and detect_series(rec, online=True)["change_points"]]
+
+
+SEEDS = [int(s) for s in os.environ.get("LATE_SEEDS", "4").split(",")]
+
+
+@pytest.mark.parametrize("key", _cases())
+@pytest.mark.parametrize("seed", SEEDS)
+def test_it_stores_every_streamed_alert_of_a_real_series_whose_builds_arrive_late(upload, key, seed):
+    from alerts.detection import detect_online
+    from metrics.models import Series
+    from perfplatform.detect_cmd import series_input
+
+    points, kind, lower, _ = series_input(_records()[key])
+    streamed = detect_online(points, kind=kind, lower_is_better=lower)
+    rng = random.Random(seed)
+    held = {cp.detected_at + rng.randint(-3, 3) for cp in streamed} | set(rng.sample(range(len(points)), 5))
+    late = [i for i in sorted(held) if 0 <= i < len(points)]
+    rng.shuffle(late)
+    for i in [i for i in range(len(points)) if i not in late] + late:
+        # "time" for every series: _stored_and_streamed streams the stored values as a time series
+        r = upload(native_body(i, metrics=[{"name": "real", "kind": "time", "unit": "ms", "value": points[i].value}]))
+        assert r.status_code == 201, r.content
+    got, want = _stored_and_streamed(Series.objects.get(), len(points))
+    assert [w for w in want if w not in got] == []
+    assert [g for g in got if g not in want and g[2] != "withdrawn"] == []
