@@ -183,7 +183,8 @@ def replay_start(pts: list[HistoryPoint], alerts: list[Alert], todo: set[int]) -
     refined, confirmed or withdrawn an alert raised before it; resuming from that state would let them decide
     the replay of the build they followed. Replaying from where such an alert was raised resumes from every
     alert as it stood then (repeated, as an earlier start can reach other such alerts), so the late build is
-    analysed as if it had arrived in order. Alerts stored before `decided_build` was recorded never move it.
+    analysed as if it had arrived in order. Alerts without a decision build (stored before it was recorded, or
+    withdrawn by a replay that did not raise them again) never move it.
     """
     start = next((i for i, p in enumerate(pts) if p.build_id in todo), None)
     if start is None:
@@ -207,15 +208,17 @@ def _replay_starts(history: dict[int, list[HistoryPoint]], stored: dict[int, lis
                    keep: int, limit: int) -> dict[int, int | None]:
     """`replay_start` of every loaded series, loading more points (and their alerts) where a start moved back
     leaves fewer than `keep` points before it. Updates `history` and `stored` in place."""
+    whole: set[int] = set()  # series a load found no more points of
     while True:
         starts = {sid: replay_start(pts, stored[sid], todo) for sid, pts in history.items()}
         moved = {sid: {history[sid][st].build_id} for sid, st in starts.items()
-                 if st is not None and st < keep and history[sid][st].build_id not in todo}
+                 if st is not None and st < keep and history[sid][st].build_id not in todo and sid not in whole}
         if not moved:
             return starts
         loaded = {sid: len(history[sid]) for sid in moved}
         _enough_history(history, moved, keep=keep, limit=limit)
         grown = [sid for sid in moved if len(history.get(sid, [])) > loaded[sid]]
+        whole.update(sid for sid in moved if sid not in grown)
         if not grown:
             return starts
         stored.update(_stored_alerts(grown, history))

@@ -12,7 +12,7 @@ from alerts.detection import detect_online
 from alerts.models import Alert
 from metrics.history import recent_points
 from metrics.models import Build, Series
-from tests.factories import history_bodies
+from tests.factories import history_bodies, sig9
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,9 +56,12 @@ def test_it_stores_the_alerts_of_the_streaming_detector_whatever_the_arrival_ord
         pts = recent_points([s.pk], limit=10_000)[s.pk]
         expected = detect_online([to_point(p, s.metric.kind) for p in pts], kind=s.metric.kind,
                                  lower_is_better=s.metric.lower_is_better)
-        want = sorted((pts[cp.index].build_ext_id, cp.direction, cp.withdrawn) for cp in expected)
-        got = sorted((a.build.ext_id, a.direction, a.detection == "withdrawn")
-                     for a in Alert.objects.filter(series=s).select_related("build"))
+        # what each alert shows and the build that raised it too: the replay resumes from alerts as they stood
+        want = sorted((pts[cp.index].build_ext_id, cp.direction, cp.withdrawn, cp.confirmed, sig9(cp.rel_change),
+                       sig9(cp.p_value), pts[cp.detected_at].build_ext_id) for cp in expected)
+        got = sorted((a.build.ext_id, a.direction, a.detection == "withdrawn", a.detection == "confirmed",
+                      sig9(a.rel_change), sig9(a.p_value), a.detected_build.ext_id)
+                     for a in Alert.objects.filter(series=s).select_related("build", "detected_build"))
         assert got == want, (s.metric.name, order, sorted(backlog))
 
 

@@ -70,3 +70,29 @@ def test_loading_more_history_for_a_moved_start_never_reloads_a_series_shorter(m
     pos = next(i for i, p in enumerate(out[1]) if p.build_id == start_build)
     assert pos >= 112 and out[1][-1].build_id == 1999
     assert len(out[2]) == 50
+
+
+def test_a_moved_start_loads_more_history_and_the_alerts_on_it_once_per_series(monkeypatch):
+    # Series 1 (2000 builds, 128 loaded): build 1990 arrives late; an alert raised on 1950 and confirmed on 1995
+    # moves the start to 1950, 56 points into the window, so more history is loaded (and its alerts) until 112
+    # precede it. Series 2 is already loaded whole (200 builds, by an earlier load) with the same kind of alert:
+    # one load finds nothing more of it, and it is not asked for again while series 1 is.
+    full = {1: points(2000), 2: points(200, first=5000)}
+    loads = []
+
+    def fake_recent_points(ids, *, limit, with_samples):
+        loads.append((sorted(ids), limit))
+        return {sid: full[sid][-limit:] for sid in ids}
+
+    def fake_stored(series_ids, history):
+        return {sid: list(alerts[sid]) for sid in series_ids}
+
+    monkeypatch.setattr(analysis, "recent_points", fake_recent_points)
+    monkeypatch.setattr(analysis, "_stored_alerts", fake_stored)
+    alerts = {1: [alert(1950, 1995)], 2: [alert(5010, 5050)]}
+    history = {1: full[1][-128:], 2: full[2]}
+    stored = fake_stored([1, 2], history)
+    starts = analysis._replay_starts(history, stored, {1990, 5040}, keep=112, limit=128)
+    assert history[1][starts[1]].build_id == 1950 and starts[1] >= 112
+    assert history[2][starts[2]].build_id == 5010
+    assert loads == [([1, 2], 400)]
