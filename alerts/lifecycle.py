@@ -74,9 +74,9 @@ def save_change_point(cp: ChangePoint, ctx: SeriesContext, *, decided_build_id: 
     """Create or update the alert for `cp`; `existing` is the alert it refines (its culprit may move).
 
     `decided_build_id` is the build whose analysis made this decision (the alert's `decided_build`). On a
-    `raised` event it is the alert's `detected_build` too, also where the row already existed: a withdrawn one
-    raised anew, or an alert a replay after a late build raises again (the detector reviews an alert from the
-    build that raised it, and the worker resumes from what is stored here).
+    `raised` event, and for a row created here, it is the alert's `detected_build` too, also where the row
+    already existed: a withdrawn one raised anew, or an alert a replay after a late build raises again (the
+    detector reviews an alert from the build that raised it, and the worker resumes from what is stored here).
     """
     culprit = ctx.build_at(cp.index)
     if culprit is None:

@@ -1,4 +1,5 @@
-"""The worker on a real series (one value a push, no runs) with a backed-out change: same alerts as streaming."""
+"""The worker on real series (one value a push, no runs): a backed-out change, two steps close together, builds
+arriving late around alerts; the same alerts as streaming, in what they show and the build that raised them."""
 
 from __future__ import annotations
 
