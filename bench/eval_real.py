@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from alerts.detection import DEFAULT  # noqa: E402
-from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
+from bench.baselines.perfherder_ttest import detect_record  # noqa: E402
 from bench.eval_detect import _load_module  # noqa: E402
 from bench.eval_tcpd import f_measure  # noqa: E402
 from bench.label_audit import BACK as AUDIT_BACK  # noqa: E402
@@ -120,9 +120,7 @@ def load_corpus(dirs: list[Path], audit_back: int = AUDIT_BACK) -> list[tuple[st
 
 
 def ttest_series(rec: dict, t_threshold: float = 7.0) -> dict:
-    lower = rec.get("direction", "lower_is_better") != "higher_is_better"
-    values = [float(p["value"]) for p in rec["points"]]
-    return {"id": rec["id"], "change_points": detect_changes(values, t_threshold=t_threshold, lower_is_better=lower)}
+    return {"id": rec["id"], "change_points": detect_record(rec, t_threshold)}
 
 
 def run_detector(name: str, rec: dict, threshold: float | None = None) -> dict:

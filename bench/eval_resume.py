@@ -61,9 +61,7 @@ class WorkerStore:
             return
         if event.type == "raised":
             # a row already at the culprit (one withdrawn earlier) takes the new alert and the build that raised it
-            row = self.rows.get(cp.index)
-            live = row is not None and not row.cp.withdrawn
-            self.rows[cp.index] = _Row(cp, row.detected_at if live else event.at)
+            self.rows[cp.index] = _Row(cp, event.at)
             self.open = cp.index
             return
         existing = self.rows.pop(self.open) if self.open is not None else None

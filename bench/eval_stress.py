@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.baselines.perfherder_ttest import detect_changes  # noqa: E402
+from bench.baselines.perfherder_ttest import detect_record  # noqa: E402
 from perfplatform.detect_cmd import detect_series  # noqa: E402
 
 SD = 0.01  # the families' noise on the log scale, unless stated
@@ -145,8 +145,7 @@ def run_one(family: str, seed: int, count: int, length: int) -> dict:
         row[f"{mode}_per_1000"] = round(1000.0 * len(cps) / builds, 3)
         if mode == "online":
             row["online_live"] = sum(1 for cp in cps if not cp["withdrawn"])
-    tt = sum(len(detect_changes([p["value"] for p in rec["points"]], t_threshold=7.0,
-                                lower_is_better=rec["direction"] == "lower_is_better")) for rec in recs)
+    tt = sum(len(detect_record(rec)) for rec in recs)
     row["ttest_alerts"], row["ttest_per_1000"] = tt, round(1000.0 * tt / builds, 3)
     return row
 

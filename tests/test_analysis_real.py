@@ -8,6 +8,7 @@ import pytest
 from alerts.models import Alert
 from tests.detection.helpers import pdfpaint_quiet
 from tests.factories import native_body, sig9
+from tests.real_series import real_series
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,6 +54,14 @@ def test_it_stores_the_excursion_and_the_step_after_it_as_the_streaming_detector
             assert ("60", exc, Alert.Detection.WITHDRAWN) in [a[:3] for a in got]
 
 
+def upload_values(upload, values: list[float], order: list[int], *, kind: str = "time",
+                  name: str = "pageload.real") -> None:
+    """Upload build ``i`` of a one-metric series with ``values[i]``, in the given order of builds."""
+    for i in order:
+        r = upload(native_body(i, metrics=[{"name": name, "kind": kind, "unit": "ms", "value": values[i]}]))
+        assert r.status_code == 201, r.content
+
+
 def _stored_and_streamed(series, builds: int) -> tuple[list[tuple], list[tuple]]:
     """(build, direction, state, size, p-value, detection build) of the alerts the worker stored on ``series``, and
     of those ``detect_online`` reports streaming its stored builds, both sorted."""
@@ -85,25 +94,14 @@ def test_it_stores_an_alert_withdrawn_for_a_later_change_as_the_streaming_detect
 
     levels = pdfpaint_quiet()
     values = [round(v * (1.06 if i >= 60 else 1.0) * (1.2 if i >= 67 else 1.0), 3) for i, v in enumerate(levels)]
-    order = [i for i in range(len(values)) if i not in late] + list(late)
-    for i in order:
-        r = upload(native_body(i, metrics=[{"name": "pageload.two_steps", "kind": "time", "unit": "ms",
-                                            "value": values[i]}]))
-        assert r.status_code == 201, r.content
+    upload_values(upload, values, [i for i in range(len(values)) if i not in late] + list(late),
+                  name="pageload.two_steps")
     got, want = _stored_and_streamed(Series.objects.get(), len(values))
     # Late builds too: the replay from a late build starts before the alerts the builds after it had decided
     # (alerts.analysis.replay_start); resuming from their later state stored +26.3% for the step, not +27.5%.
     assert got == want
     assert [a[:3] for a in got if a[2] != Alert.Detection.WITHDRAWN] == [("67", "regression", Alert.Detection.CONFIRMED)]
     assert [a[2] for a in got].count(Alert.Detection.WITHDRAWN) == 1
-
-
-def _real_series(source: str, sid: str) -> dict:
-    import json
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "bench" / "data" / "real" / source / "series.jsonl"
-    return next(r for line in path.read_text().splitlines() if line.strip() and (r := json.loads(line))["id"] == sid)
 
 
 #: real series, and which build arrives after all the others, relative to each build streaming raises an alert on
@@ -125,15 +123,12 @@ def test_it_stores_what_streaming_reports_when_builds_around_each_alert_arrive_l
     from perfplatform.detect_cmd import series_input
 
     source, sid, shift = LATE_CASES[case]
-    points, kind, lower, _ = series_input(_real_series(source, sid))
+    points, kind, lower, _ = series_input(real_series(source, sid))
     streamed = detect_online(points, kind=kind, lower_is_better=lower)
     late = sorted({cp.detected_at + shift for cp in streamed} & set(range(len(points))))
     assert late
-    order = [i for i in range(len(points)) if i not in late] + late
-    for i in order:
-        r = upload(native_body(i, metrics=[{"name": "pageload.real", "kind": kind, "unit": "ms",
-                                            "value": points[i].value}]))
-        assert r.status_code == 201, r.content
+    upload_values(upload, [p.value for p in points], [i for i in range(len(points)) if i not in late] + late,
+                  kind=kind)
     got, want = _stored_and_streamed(Series.objects.get(), len(points))
     assert len(want) == len(streamed)
     assert got == want

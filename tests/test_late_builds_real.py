@@ -15,32 +15,19 @@ By default four series and one seed run. The whole corpus (every in-repo series 
 
 from __future__ import annotations
 
-import json
 import os
 import random
-from pathlib import Path
 
 import pytest
 
-from tests.factories import native_body
-from tests.test_analysis_real import _stored_and_streamed
+from tests.real_series import SOURCES, real_series, series_of
+from tests.test_analysis_real import _stored_and_streamed, upload_values
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REAL = Path(__file__).resolve().parents[1] / "bench" / "data" / "real"
 DEFAULT_SERIES = ["mozilla7/autoland2/4520175", "mozilla8/mozilla-beta/4975361", "mongodb/mongodb/robust_series",
                   "otava/otava/tigerbeetle"]
 MAX_PUSHES = 400
-
-
-def _records() -> dict[str, dict]:
-    out = {}
-    for path in sorted(REAL.glob("*/series.jsonl")):
-        for line in path.read_text().splitlines():
-            if line.strip():
-                rec = json.loads(line)
-                out[f"{path.parent.name}/{rec['id']}"] = rec
-    return out
 
 
 def _cases() -> list[str]:
@@ -48,7 +35,7 @@ def _cases() -> list[str]:
         return DEFAULT_SERIES
     from perfplatform.detect_cmd import detect_series
 
-    return [key for key, rec in _records().items()
+    return [f"{source}/{rec['id']}" for source in SOURCES for rec in series_of(source)
             if len(rec["points"]) <= MAX_PUSHES and detect_series(rec, online=True)["change_points"]]
 
 
@@ -62,16 +49,16 @@ def test_it_stores_every_streamed_alert_of_a_real_series_whose_builds_arrive_lat
     from metrics.models import Series
     from perfplatform.detect_cmd import series_input
 
-    points, kind, lower, _ = series_input(_records()[key])
+    source, sid = key.split("/", 1)
+    points, kind, lower, _ = series_input(real_series(source, sid))
     streamed = detect_online(points, kind=kind, lower_is_better=lower)
     rng = random.Random(seed)
     held = {cp.detected_at + rng.randint(-3, 3) for cp in streamed} | set(rng.sample(range(len(points)), 5))
     late = [i for i in sorted(held) if 0 <= i < len(points)]
     rng.shuffle(late)
-    for i in [i for i in range(len(points)) if i not in late] + late:
-        # "time" for every series: _stored_and_streamed streams the stored values as a time series
-        r = upload(native_body(i, metrics=[{"name": "real", "kind": "time", "unit": "ms", "value": points[i].value}]))
-        assert r.status_code == 201, r.content
+    # "time" for every series: _stored_and_streamed streams the stored values as a time series
+    upload_values(upload, [p.value for p in points], [i for i in range(len(points)) if i not in late] + late,
+                  kind="time")
     got, want = _stored_and_streamed(Series.objects.get(), len(points))
     assert [w for w in want if w not in got] == []
     assert [g for g in got if g not in want and g[2] != "withdrawn"] == []

@@ -18,38 +18,28 @@ from alerts.analysis import REPLAY_MAX
 from alerts.detection import DEFAULT
 from alerts.detection import online as online_module
 from tests.bench_scripts import load_bench_script
-from tests.live import ROOT
+from tests.real_series import SOURCES, real_series, series_of
 
 er = load_bench_script("eval_resume")
-REAL = ROOT / "bench" / "data" / "real"
-SOURCES = sorted(p.name for p in REAL.iterdir() if (p / "series.jsonl").exists())
-
-
-def _series(source: str) -> list[dict]:
-    return [json.loads(line) for line in (REAL / source / "series.jsonl").read_text().splitlines() if line.strip()]
-
-
-def _one(source: str, sid: str) -> dict:
-    return next(r for r in _series(source) if r["id"] == sid)
 
 
 def test_the_replay_loads_what_the_worker_loads():
     assert er.LOADED == DEFAULT.window + REPLAY_MAX
-    recs = [r for s in SOURCES for r in _series(s)]
+    recs = [r for s in SOURCES for r in series_of(s)]
     assert len(recs) >= 100
     assert sum(len(r["points"]) for r in recs) > 30_000
 
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_it_resumes_every_build_of_the_real_series_as_it_streams(source):
-    differ = {rec["id"]: d[:2] for rec in _series(source) if (d := er.differences(rec))}
+    differ = {rec["id"]: d[:2] for rec in series_of(source) if (d := er.differences(rec))}
     assert differ == {}
 
 
 def test_a_resume_that_forgets_the_open_alert_is_caught():
     # The replay can fail: resumed without its open (raised, unconfirmed) alert, a real series whose +64% alert is
     # raised on build 83 raises it again on the next build instead of reviewing it.
-    differ = er.differences(_one("mozilla", "mozilla-release/2780728"), forget_open=True)
+    differ = er.differences(real_series("mozilla", "mozilla-release/2780728"), forget_open=True)
     assert differ and differ[0][0] == 84 and differ[0][2][0][0] == "raised"
 
 
@@ -57,7 +47,7 @@ def test_an_estimate_refined_without_an_event_is_caught(monkeypatch):
     # Before every change of what an alert shows was an event, only a moved culprit was: the worker kept an open
     # alert's raise-time estimates, and withdrew autoland1/5098699's at +5.6% where streaming had +3.9%.
     monkeypatch.setattr(online_module, "_shown", lambda cp: (cp.index, cp.direction))
-    differ = er.differences(_one("mozilla", "autoland1/5098699"))
+    differ = er.differences(real_series("mozilla", "autoland1/5098699"))
     assert [k for k, _, _ in differ] == [121]
     (_, want, got), = differ
     assert want[0][:2] == got[0][:2] == ("withdrawn", 59)
@@ -66,7 +56,7 @@ def test_an_estimate_refined_without_an_event_is_caught(monkeypatch):
 
 def test_the_script_exits_non_zero_when_a_build_differs(tmp_path, monkeypatch, capsys):
     path = tmp_path / "s.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in _series("mongodb")))
+    path.write_text("".join(json.dumps(r) + "\n" for r in series_of("mongodb")))
     monkeypatch.setattr("sys.argv", ["eval_resume.py", str(path)])
     assert er.main() == 0
     assert "series with a build decided otherwise on resume: 0" in capsys.readouterr().out
