@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from alerts import budget_alerts, lifecycle
 from alerts.detection import DEFAULT, DetectorConfig, OnlineDetector, Point
-from alerts.detection.model import ChangePoint, default_abs_floor
+from alerts.detection.model import ChangePoint, default_abs_floor, many_points
 from alerts.detection.online import NOISE_EVERY
 from alerts.models import Alert, MetricOverride
 from alerts.ownership import Owners, metric_overrides
@@ -44,11 +44,20 @@ def base_config() -> DetectorConfig:
 
 
 def to_point(p: HistoryPoint, kind: str) -> Point:
+    return Point(*_point_fields(p, kind))
+
+
+def to_points(pts: list[HistoryPoint], kind: str) -> list[Point]:
+    """``[to_point(p, kind) for p in pts]``, checked in bulk (`many_points`)."""
+    return many_points([_point_fields(p, kind) for p in pts])
+
+
+def _point_fields(p: HistoryPoint, kind: str) -> tuple[float, np.ndarray | None, int | None, int | None]:
     if kind == "rate" and p.total is not None:
-        return Point(value=p.value, count=p.count, total=p.total)
-    if p.samples:
-        return Point(value=p.value, samples=np.asarray(p.samples, dtype=float))
-    return Point(value=p.value)
+        return p.value, None, p.count, p.total
+    if p.packed_samples:
+        return p.value, p.sample_array(), None, None
+    return p.value, None, None, None
 
 
 def analyse_build_if_pending(build_pk: int) -> str:
@@ -308,8 +317,10 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
     decided_before = [a for a in alerts if index_of.get(a.detected_build_id, -1) < first_replayed]
     replayed = [a for a in alerts if index_of.get(a.detected_build_id, -1) >= first_replayed]
     prior = [cp for a in decided_before if (cp := lifecycle.as_change_point(a, index_of)) is not None]
-    points = [to_point(p, kind) for p in pts]
-    det = OnlineDetector.resume(points[:pos], prior, start_index=offset, kind=kind,
+    # Resuming reads the last window + NOISE_EVERY builds before `pos`: the points before those are not built.
+    lo = max(0, pos - (cfg.window + NOISE_EVERY))
+    points = to_points(pts[lo:], kind)
+    det = OnlineDetector.resume(points[:pos - lo], prior, start_index=offset + lo, kind=kind,
                                 lower_is_better=lower_is_better, config=cfg)
     open_alert = None
     if det.open is not None:
@@ -318,8 +329,8 @@ def replay_series(ctx: lifecycle.SeriesContext, alerts: list[Alert], pos: int, k
     groups: set[int] = set()
     kept: set[int] = set()
     confirmed: Alert | None = None  # the alert of the latest "confirmed" event: a drift merges into it
-    for i in range(pos, len(points)):
-        for event in det.step(points[i]):
+    for point in points[pos - lo:]:
+        for event in det.step(point):
             cp = event.change_point
             if event.type == "merged":
                 if confirmed is not None and (left := lifecycle.merge_into(

@@ -6,9 +6,9 @@ Creates its own PostgreSQL database and runs `manage.py migrate`, then, in this 
      that history as `seed_demo` does (`alerts.backfill.analyse_history`).
   2. For builds 150..199, one at a time: writes the build and its measurements (untimed), then times
      `alerts.analysis.analyse_build(pk)` (one transaction: locks, `recent_points(limit=window+32)`,
-     detector, alert writes, on-commit hooks). `recent_points` is wrapped to time its share; one
-     extra pass under cProfile (re-analysing the newest builds) lists the top functions.
-Then the throughput test on the same database (200 builds of history already analysed):
+     detector, alert writes, on-commit hooks). `recent_points` is wrapped to time its share; builds
+     200..204, analysed the same way under cProfile, list the top functions.
+Then the throughput test on the same database (205 builds of history already analysed):
   3. gunicorn (4 sync workers) + Celery workers on Redis db 14 (`--workers 2 --concurrency 1`: two
      worker processes, default; `--workers 1 --concurrency 2` for one), paced native uploads of the
      next builds (155 metrics) at `--rate` per second for `--duration` seconds, `LLEN analysis` and
@@ -44,6 +44,7 @@ import _pg  # noqa: E402
 REDIS_URL = "redis://127.0.0.1:6379/14"
 HISTORY = 150
 TIMED = 50
+PROFILED = 5
 
 
 def stats(ms: list[float]) -> dict:
@@ -105,9 +106,11 @@ def in_process(hist: _demo.History) -> dict:
         analysis.analyse_build(pk)
         plain.append((time.perf_counter() - t) * 1000)
 
+    # Profiled: PROFILED more new builds, analysed as the timed ones were (a re-analysis replays every later build).
+    new = [hist.insert_builds(range(i, i + 1))[0] for i in range(HISTORY + TIMED, HISTORY + TIMED + PROFILED)]
     prof = cProfile.Profile()
     prof.enable()
-    for pk in pks[-5:]:
+    for pk in new:
         analysis.analyse_build(pk)
     prof.disable()
     buf = io.StringIO()
@@ -124,7 +127,7 @@ def in_process(hist: _demo.History) -> dict:
         "queries_per_build": stats([float(q) for q in queries]),
         "alerts_after": Alert.objects.count(),
         "loadavg_before": load_before, "loadavg_after": load_after,
-        "cprofile_top_cumulative_5_builds": top,
+        "cprofile_top_cumulative_5_new_builds": top,
     }
 
 
@@ -136,7 +139,7 @@ def throughput(db: _pg.BenchDB, hist: _demo.History, args) -> dict:
     from metrics.models import Build, Series
 
     n_up = int(args.duration * args.rate)
-    first = HISTORY + TIMED
+    first = HISTORY + TIMED + PROFILED
     bodies = [hist.body(i) for i in range(first, first + n_up)]
     token = db.token(hist.app)
     url = db.start_gunicorn(4)
@@ -283,7 +286,7 @@ def main() -> int:
         with _pg.BenchDB(redis_url=REDIS_URL, source=args.source) as db:
             db.migrate()
             _pg.setup_django(db)
-            hist = _demo.History(HISTORY + TIMED + n_up)
+            hist = _demo.History(HISTORY + TIMED + PROFILED + n_up)
             print(f"database {db.name}; {len(hist.series)} series; history {HISTORY} builds, {TIMED} timed, "
                   f"{n_up} to upload", flush=True)
             out["in_process"] = ip = in_process(hist)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -44,6 +45,11 @@ def test_it_unpacks_samples_exactly(upload):
     sid = Series.objects.get(metric__name="startup.cold.ttid").pk
     (p,) = recent_points([sid], limit=1)[sid]
     assert p.samples == [0.1, 1e-300, 1.7976931348623157e308, -0.0]
+    runs = p.sample_array()
+    assert runs.dtype == np.float64 and runs.tolist() == p.samples
+    assert np.signbit(runs[3])  # -0.0 kept, bit for bit
+    (bare,) = recent_points([sid], limit=1, with_samples=False)[sid]
+    assert bare.samples is None and bare.sample_array() is None
 
 
 def test_it_reads_the_same_recent_values_as_columns(upload):

@@ -74,9 +74,9 @@ def start_pending(*, app_id: int | None = None) -> int:
 def _reference(alert: Alert) -> Reference:
     s = alert.series
     hist = recent_points([s.pk], limit=HISTORY, until=alert.build.timestamp).get(s.pk, [])
-    from alerts.analysis import to_point
+    from alerts.analysis import to_points
 
-    points: list[Point] = [to_point(p, s.metric.kind) for p in hist]
+    points: list[Point] = to_points(hist, s.metric.kind)
     return reference_for(s.metric.kind, alert.before, alert.after, (alert.before_ci_low, alert.before_ci_high),
                          (alert.after_ci_low, alert.after_ci_high), points)
 
