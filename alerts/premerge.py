@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings
@@ -108,6 +109,13 @@ def base_build_of(build: Build) -> Build | None:
                                  commit=build.base_commit).order_by("-timestamp", "-pk").first())
 
 
+class _Stored(NamedTuple):
+    value: float
+    samples: list[float] | None
+    count: int | None
+    total: int | None
+
+
 def _point(kind: str, value: float, samples: list[float] | None, count: int | None, total: int | None) -> Point:
     if kind == "rate" and total is not None:
         return Point(value=value, count=count, total=total)
@@ -138,8 +146,9 @@ def inputs_for(build: Build, base: Build) -> list[stats.MetricInput]:
             metric=metric.name, kind=metric.kind, device=m.series.device, unit=metric.unit,
             lower_is_better=metric.lower_is_better,
             head=_point(metric.kind, m.value, unpack_samples(m.samples), m.count, m.total),
-            # History points are read by attribute (value, samples, count, total): no Point copies.
-            history=pts,
+            # History points are read by attribute (value, samples, count, total): no Point copies, but the runs
+            # unpacked once (a stored point unpacks them on every read, and the check reads them several times).
+            history=[_Stored(p.value, p.samples, p.count, p.total) for p in pts],
             min_change=ov.get("min_change"), abs_floor=ov.get("abs_floor"), abs_threshold=ov.get("abs_threshold"),
         ))
     return out

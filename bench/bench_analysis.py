@@ -1,17 +1,18 @@
 """Analysis benchmark (issue 4): per-build analysis cost in-process, then analysis throughput behind the API.
 
 Creates its own PostgreSQL database and runs `manage.py migrate`, then, in this process:
-  1. Loads builds 0..149 of `demo_data.generate("com.example.shop", "android")` (155 series: time and
-     memory with 5-15 samples, size, count, rate as count/total, score; planted shifts) and analyses
-     that history as `seed_demo` does (`alerts.backfill.analyse_history`).
-  2. For builds 150..199, one at a time: writes the build and its measurements (untimed), then times
+  1. Loads builds 0..149 (`--history`, default 150) of `demo_data.generate("com.example.shop", "android")`
+     (159 series: time and memory with 5-15 samples, size, count, rate as count/total, score; planted
+     shifts), analyses that history as `seed_demo` does (`alerts.backfill.analyse_history`) and runs
+     ANALYZE (the planner statistics a long-lived database's autovacuum keeps).
+  2. For the next 50 builds (150..199), one at a time: writes the build and its measurements (untimed), then times
      `alerts.analysis.analyse_build(pk)` (one transaction: locks, `recent_points(limit=window+32)`,
-     detector, alert writes, on-commit hooks). `recent_points` is wrapped to time its share; builds
-     200..204, analysed the same way under cProfile, list the top functions.
+     detector, alert writes, on-commit hooks). `recent_points` is wrapped to time its share; the 5
+     builds after them, analysed the same way under cProfile, list the top functions.
 Then the throughput test on the same database (205 builds of history already analysed):
   3. gunicorn (4 sync workers) + Celery workers on Redis db 14 (`--workers 2 --concurrency 1`: two
      worker processes, default; `--workers 1 --concurrency 2` for one), paced native uploads of the
-     next builds (155 metrics) at `--rate` per second for `--duration` seconds, `LLEN analysis` and
+     next builds (159 metrics) at `--rate` per second for `--duration` seconds, `LLEN analysis` and
      /proc/loadavg sampled every second; after the last upload it waits up to `--drain` seconds for
      the queue to empty. Lags come from the database: Build.analysis_finished - Build.created, and for
      the planted shifts inside the uploaded range Alert.created - Build.created of the shifted build.
@@ -19,6 +20,7 @@ Everything is stopped, Redis db 14 is flushed and the database dropped at the en
 
     .venv/bin/python bench/bench_analysis.py                      # about 4-5 minutes
     .venv/bin/python bench/bench_analysis.py --duration 20 --drain 30   # a short run while developing
+    .venv/bin/python bench/bench_analysis.py --history 1500 --skip-throughput   # a long history, in-process only
 
 Prints the figures and writes bench/out/analysis-<time>.json (and analysis-latest.json).
 Target (issue 4): analyse_build p50 < 250 ms.
@@ -42,7 +44,7 @@ import _demo  # noqa: E402
 import _pg  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/14"
-HISTORY = 150
+HISTORY = 150  # builds written and analysed before the timed ones (--history)
 TIMED = 50
 PROFILED = 5
 
@@ -55,14 +57,16 @@ def stats(ms: list[float]) -> dict:
 
 
 # --- 1 + 2: in-process ----------------------------------------------------------------------------------
-def in_process(hist: _demo.History) -> dict:
+def in_process(hist: _demo.History, history: int) -> dict:
     from django.db import connection
 
     from alerts import analysis
     from alerts.models import Alert
     from metrics.models import Build
 
-    loaded = hist.load_and_analyse(HISTORY)
+    loaded = hist.load_and_analyse(history)
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE")
     print(f"history: {loaded}", flush=True)
 
     rp_ms: list[float] = []
@@ -79,7 +83,7 @@ def in_process(hist: _demo.History) -> dict:
     totals, rps, queries, pks = [], [], [], []
     load_before = _pg.loadavg()
     try:
-        for i in range(HISTORY, HISTORY + TIMED):
+        for i in range(history, history + TIMED):
             (pk,) = hist.insert_builds(range(i, i + 1))
             pks.append(pk)
             rp_ms.clear()
@@ -107,7 +111,7 @@ def in_process(hist: _demo.History) -> dict:
         plain.append((time.perf_counter() - t) * 1000)
 
     # Profiled: PROFILED more new builds, analysed as the timed ones were (a re-analysis replays every later build).
-    new = [hist.insert_builds(range(i, i + 1))[0] for i in range(HISTORY + TIMED, HISTORY + TIMED + PROFILED)]
+    new = [hist.insert_builds(range(i, i + 1))[0] for i in range(history + TIMED, history + TIMED + PROFILED)]
     prof = cProfile.Profile()
     prof.enable()
     for pk in new:
@@ -139,7 +143,7 @@ def throughput(db: _pg.BenchDB, hist: _demo.History, args) -> dict:
     from metrics.models import Build, Series
 
     n_up = int(args.duration * args.rate)
-    first = HISTORY + TIMED + PROFILED
+    first = args.history + TIMED + PROFILED
     bodies = [hist.body(i) for i in range(first, first + n_up)]
     token = db.token(hist.app)
     url = db.start_gunicorn(4)
@@ -276,6 +280,8 @@ def main() -> int:
     ap.add_argument("--source", type=Path, default=None,
                     help="project tree to run (default: this checkout), e.g. a copy with a patch applied")
     ap.add_argument("--skip-throughput", action="store_true", help="only the in-process timing")
+    ap.add_argument("--history", type=int, default=HISTORY,
+                    help=f"builds of history before the timed ones (default {HISTORY}; e.g. 1500 for a long history)")
     args = ap.parse_args()
     started = time.perf_counter()
     n_up = int(args.duration * args.rate)
@@ -286,10 +292,10 @@ def main() -> int:
         with _pg.BenchDB(redis_url=REDIS_URL, source=args.source) as db:
             db.migrate()
             _pg.setup_django(db)
-            hist = _demo.History(HISTORY + TIMED + PROFILED + n_up)
-            print(f"database {db.name}; {len(hist.series)} series; history {HISTORY} builds, {TIMED} timed, "
+            hist = _demo.History(args.history + TIMED + PROFILED + n_up)
+            print(f"database {db.name}; {len(hist.series)} series; history {args.history} builds, {TIMED} timed, "
                   f"{n_up} to upload", flush=True)
-            out["in_process"] = ip = in_process(hist)
+            out["in_process"] = ip = in_process(hist, args.history)
             a = ip["analyse_build_ms"]
             print(f"analyse_build over {a['n']} builds: p50 {a['p50']} ms, p95 {a['p95']} ms (recent_points p50 "
                   f"{ip['recent_points_ms']['p50']} ms, queries p50 {ip['queries_per_build']['p50']}); load "
