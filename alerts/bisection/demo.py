@@ -87,4 +87,4 @@ def seed_bisections(out=None) -> None:
         outcome = _play(alert, shifted, rng)
         if out is not None:
             out.write(f"  demo bisection: alert {alert.pk} ({alert.series.metric.name}) {outcome}, "
-                      f"see /alerts/{alert.group_id}/")
+                      f"see its alert group at /alerts/{alert.group_id}/")
