@@ -43,7 +43,7 @@ def split_scores(seg: np.ndarray, lo: int, hi: int, sigma: float) -> np.ndarray:
         x = np.minimum(np.maximum(seg, center - WINSOR * sigma), center + WINSOR * sigma)
     else:
         x = seg
-    cs = np.cumsum(x)
+    cs = x.cumsum()  # np.cumsum without its wrapper
     total = cs[-1]
     n_b, n_a, scale = _split_weights(n, lo, hi)
     sum_b = cs[lo - 1:hi]
@@ -79,11 +79,12 @@ def rate_split_scores(counts: np.ndarray, totals: np.ndarray, lo: int, hi: int, 
 
 def best_split(scores: np.ndarray, sign: int = 0) -> int:
     """Offset of the strongest split (of the given sign if ``sign`` is +1/-1)."""
+    # the array methods: np.argmax/np.argmin are Python wrappers around them
     if sign > 0:
-        return int(np.argmax(scores))
+        return int(scores.argmax())
     if sign < 0:
-        return int(np.argmin(scores))
-    return int(np.argmax(np.abs(scores)))
+        return int(scores.argmin())
+    return int(np.abs(scores).argmax())
 
 
 def plausible_range(scores: np.ndarray, best: int) -> tuple[int, int]:

@@ -48,12 +48,15 @@ RATE_OFFSET = 0.5  # continuity correction of log(count / total) for zero counts
 # --- basic robust statistics -------------------------------------------------------------------------------
 
 def fast_median(x: np.ndarray) -> float:
-    """Median of a 1-D float array via ``np.partition`` (same value as ``np.median``, less overhead)."""
+    """Median of a 1-D float array by a partial sort (``ndarray.partition``: the value of ``np.median``, less overhead)."""
     n = x.size
     h = n // 2
+    # np.partition is a Python wrapper around this copy and in-place partition: ~0.5 us a call on the hot path
+    p = x.copy()
     if n % 2:
-        return float(np.partition(x, h)[h])
-    p = np.partition(x, (h - 1, h))
+        p.partition(h)
+        return float(p[h])
+    p.partition((h - 1, h))
     return 0.5 * (float(p[h - 1]) + float(p[h]))
 
 
@@ -99,7 +102,8 @@ def robust_location(x: np.ndarray) -> tuple[float, float]:
     if n <= 4:
         return fast_median(x), median_var_factor(n)
     g = math.ceil(TRIM * n)
-    xs = np.sort(x)
+    xs = x.copy()
+    xs.sort()  # np.sort without its wrapper
     f = _TRIMMED_VAR_FACTOR[n - 5] if n - 5 < len(_TRIMMED_VAR_FACTOR) else 1.15
     kept = xs[g:n - g]
     # ndarray.mean's own overhead is ~1.3 us of ~2 on these short segments; the same sum and division
@@ -193,7 +197,11 @@ def _ninety_percent(n: int) -> int:
 
 def _smallest(a: np.ndarray, keep: int) -> np.ndarray:
     """The ``keep`` smallest of ``a`` (all of them if ``keep >= a.size``), in no particular order."""
-    return np.partition(a, keep - 1)[:keep] if keep < a.size else a
+    if keep >= a.size:
+        return a
+    p = a.copy()
+    p.partition(keep - 1)  # np.partition without its wrapper
+    return p[:keep]
 
 
 def trimmed_scale(d: np.ndarray, n_all: int | None = None) -> float:
