@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
-from metrics.models import Build, Measurement, unpack_samples
+from metrics.models import Build, Measurement, samples_array, unpack_samples
 
 
 class HistoryPoint(NamedTuple):
@@ -40,9 +40,7 @@ class HistoryPoint(NamedTuple):
 
     def sample_array(self) -> np.ndarray | None:
         """The runs as a read-only float64 array over the stored bytes (no copy); None without runs."""
-        if self.packed_samples is None:
-            return None
-        return np.frombuffer(self.packed_samples, dtype="<f8")
+        return samples_array(self.packed_samples)
 
 
 def recent_points(

@@ -12,6 +12,7 @@ import hashlib
 import secrets
 from array import array
 
+import numpy as np
 from django.db import models
 from django.urls import reverse
 
@@ -178,14 +179,16 @@ def pack_samples(samples: list[float] | tuple[float, ...]) -> bytes:
     return packed.tobytes()
 
 
-def unpack_samples(blob: bytes | memoryview | None) -> list[float] | None:
+def samples_array(blob: bytes | memoryview | None) -> np.ndarray | None:
+    """The stored runs (``pack_samples``) as a read-only float64 array over the bytes, without a copy."""
     if blob is None:
         return None
-    values = array("d")
-    values.frombytes(bytes(blob))
-    if array("d", [1.0]).tobytes()[0] != 0:
-        values.byteswap()
-    return values.tolist()
+    return np.frombuffer(blob, dtype="<f8")
+
+
+def unpack_samples(blob: bytes | memoryview | None) -> list[float] | None:
+    values = samples_array(blob)
+    return None if values is None else values.tolist()
 
 
 class Measurement(models.Model):
