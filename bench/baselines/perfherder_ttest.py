@@ -103,12 +103,12 @@ def detect_changes(values: Sequence[float], min_back_window: int = 12, max_back_
     return out
 
 
-
 def detect_record(rec: dict, t_threshold: float = 7.0) -> list[dict]:
     """``detect_changes`` of a series record of the eval kit's format (``points``' values, its ``direction``,
     lower is better unless it says higher)."""
     lower = rec.get("direction", "lower_is_better") != "higher_is_better"
     return detect_changes([float(p["value"]) for p in rec["points"]], t_threshold=t_threshold, lower_is_better=lower)
+
 
 def detect_changes_fast(values: Sequence[float], back: int = 12, fore: int = 12, t_threshold: float = 7.0,
                         min_rel_change: float = 0.02) -> np.ndarray:
