@@ -7,12 +7,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from alerts.analysis import analyse_build, to_point
-from alerts.detection import detect_online
+from alerts.analysis import analyse_build
 from alerts.models import Alert
 from metrics.history import recent_points
 from metrics.models import Build, Series
-from tests.factories import history_bodies, sig9
+from tests.factories import history_bodies
+from tests.test_analysis_real import _stored_and_streamed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,15 +53,8 @@ def test_it_stores_the_alerts_of_the_streaming_detector_whatever_the_arrival_ord
     for pk in Build.objects.filter(analysis="pending").order_by("timestamp").values_list("pk", flat=True):
         analyse_build(pk)
     for s in Series.objects.select_related("metric"):
-        pts = recent_points([s.pk], limit=10_000)[s.pk]
-        expected = detect_online([to_point(p, s.metric.kind) for p in pts], kind=s.metric.kind,
-                                 lower_is_better=s.metric.lower_is_better)
         # what each alert shows and the build that raised it too: the replay resumes from alerts as they stood
-        want = sorted((pts[cp.index].build_ext_id, cp.direction, cp.withdrawn, cp.confirmed, sig9(cp.rel_change),
-                       sig9(cp.p_value), pts[cp.detected_at].build_ext_id) for cp in expected)
-        got = sorted((a.build.ext_id, a.direction, a.detection == "withdrawn", a.detection == "confirmed",
-                      sig9(a.rel_change), sig9(a.p_value), a.detected_build.ext_id)
-                     for a in Alert.objects.filter(series=s).select_related("build", "detected_build"))
+        got, want = _stored_and_streamed(s)
         assert got == want, (s.metric.name, order, sorted(backlog))
 
 
@@ -101,9 +94,6 @@ def test_it_moves_the_alert_a_late_build_displaces_instead_of_leaving_a_withdraw
     for i in order:
         assert upload(bodies[i]).status_code == 201
     s = Series.objects.select_related("metric").get(metric__name="startup.cold.ttid")
-    pts = recent_points([s.pk], limit=10_000)[s.pk]
-    expected = detect_online([to_point(p, "time") for p in pts], kind="time")
-    want = sorted((pts[cp.index].build_ext_id, cp.withdrawn) for cp in expected)
-    got = sorted((a.build.ext_id, a.detection == "withdrawn") for a in Alert.objects.filter(series=s).select_related("build"))
-    assert want == [("75", False)]
+    got, want = _stored_and_streamed(s)
+    assert [(build, state == Alert.Detection.WITHDRAWN) for build, _, state, *_ in want] == [("75", False)]
     assert got == want

@@ -62,16 +62,18 @@ def upload_values(upload, values: list[float], order: list[int], *, kind: str = 
         assert r.status_code == 201, r.content
 
 
-def _stored_and_streamed(series, builds: int) -> tuple[list[tuple], list[tuple]]:
+def _stored_and_streamed(series, builds: int | None = None) -> tuple[list[tuple], list[tuple]]:
     """(build, direction, state, size, p-value, detection build) of the alerts the worker stored on ``series``, and
-    of those ``detect_online`` reports streaming its stored builds, both sorted."""
+    of those ``detect_online`` reports streaming its stored builds (as its metric's kind and direction), both
+    sorted; ``builds``: how many builds the series must have stored."""
     from alerts.analysis import to_point
     from alerts.detection import detect_online
     from metrics.history import recent_points
 
     pts = recent_points([series.pk], limit=10_000)[series.pk]
-    assert len(pts) == builds
-    expected = detect_online([to_point(p, "time") for p in pts], kind="time")
+    assert builds is None or len(pts) == builds
+    m = series.metric
+    expected = detect_online([to_point(p, m.kind) for p in pts], kind=m.kind, lower_is_better=m.lower_is_better)
     want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed), sig9(cp.rel_change),
                    sig9(cp.p_value), pts[cp.detected_at].build_ext_id) for cp in expected)
     got = sorted((a.build.ext_id, a.direction, a.detection, sig9(a.rel_change), sig9(a.p_value), a.detected_build.ext_id)

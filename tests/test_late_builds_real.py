@@ -56,7 +56,7 @@ def test_it_stores_every_streamed_alert_of_a_real_series_whose_builds_arrive_lat
     held = {cp.detected_at + rng.randint(-3, 3) for cp in streamed} | set(rng.sample(range(len(points)), 5))
     late = [i for i in sorted(held) if 0 <= i < len(points)]
     rng.shuffle(late)
-    # "time" for every series: _stored_and_streamed streams the stored values as a time series
+    # uploaded as a time series whatever the record's kind: the worker and _stored_and_streamed read the stored metric
     upload_values(upload, [p.value for p in points], [i for i in range(len(points)) if i not in late] + late,
                   kind="time")
     got, want = _stored_and_streamed(Series.objects.get(), len(points))
