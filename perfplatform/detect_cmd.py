@@ -16,7 +16,7 @@ import sys
 from typing import TextIO
 
 from alerts.detection import DEFAULT, Point, detect_hindsight, detect_online
-from alerts.detection.model import KINDS, DetectorConfig, default_abs_floor
+from alerts.detection.model import KINDS, DetectorConfig, default_abs_floor, many_points
 from metrics.formats.common import finite_number
 
 
@@ -52,6 +52,9 @@ def series_points(rec: dict) -> list[Point]:
     if not isinstance(raw, list):
         got = type(raw).__name__ if raw is not None else "nothing"
         raise InvalidSeries(f"points: must be a list of builds, got {got}")
+    plain = _plain_values(raw)
+    if plain is not None:
+        return many_points([(v, None, None, None) for v in plain])
     pts = []
     for i, p in enumerate(raw):
         at = f"points[{i}]"
@@ -82,6 +85,21 @@ def series_points(rec: dict) -> list[Point]:
         except ValueError as exc:
             raise InvalidSeries(f"{at}: {exc}") from None
     return pts
+
+
+def _plain_values(raw: list) -> list[float] | None:
+    """The values of builds that hold nothing the detector reads but a finite float ``value`` (most real series:
+    one value per push), checked in one pass; None if any build holds more or anything else."""
+    out = []
+    for p in raw:
+        if type(p) is not dict:
+            return None
+        v = p.get("value")
+        if (type(v) is not float or not math.isfinite(v) or p.get("samples") is not None
+                or p.get("count") is not None or p.get("total") is not None):
+            return None
+        out.append(v)
+    return out
 
 
 def series_settings(rec: dict) -> tuple[str, bool]:

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from perfplatform.detect_cmd import run
+from alerts.detection import Point
+from perfplatform.detect_cmd import run, series_points
 
 GOOD = {"id": "ok", "kind": "time", "points": [{"value": 100.0}] * 30}
 
@@ -49,6 +50,9 @@ def _run_bytes(tmp_path, content: bytes) -> tuple[int, str, str]:
      "a: points[0].samples[1]: must be a finite number, got True"),
     ({"id": "a", "kind": "rate", "points": [{"value": 0.1, "count": 10 ** 400, "total": 3}]},
      "a: points[0].count: must be a non-negative whole number"),
+    ({"id": "a", "kind": "time", "points": [{"value": 1.0}, {"value": float("nan")}]},
+     "a: points[1].value: must be a finite number, got nan"),
+    ({"id": "a", "kind": "time", "points": [{"value": 1.0}, [2.0]]}, "a: points[1]: must be an object with a value"),
 ])
 def test_it_names_the_field_of_an_invalid_series(tmp_path, record, message):
     rc, out, err = _run(tmp_path, [json.dumps(GOOD), json.dumps(record)])
@@ -78,6 +82,14 @@ def test_it_takes_a_null_kind_and_direction_as_not_given(tmp_path):
     rc, out, err = _run(tmp_path, [json.dumps(rec)])
     assert rc == 0 and err == ""
     assert json.loads(out) == {"id": "n", "change_points": []}
+
+
+def test_it_reads_builds_of_a_value_alone_as_the_points_they_are():
+    # most real series are one float per push: those are read in one pass, the same points as field by field
+    plain = series_points({"points": [{"value": 1.5}, {"value": 2.0, "build": "b7", "revision": "abc"}]})
+    mixed = series_points({"points": [{"value": 1.5}, {"value": 2}]})  # an integer value: read field by field
+    assert plain == mixed == [Point(1.5), Point(2.0)]
+    assert all(type(p.value) is float and p.samples is None and p.count is None for p in plain + mixed)
 
 
 def test_it_exits_2_with_a_message_from_the_command_line(tmp_path):

@@ -202,10 +202,16 @@ class OnlineDetector:
 
     def _quiet(self) -> bool:
         """Quick screen (pure Python, O(1)): True when no short post-culprit segment (up to ``QUICK_M``
-        builds) deviates from the block's reference level by half the evidence an alert needs (nor, in a young
-        segment, from the segment's first builds: ``_young_moved``). Long segments are scanned every
-        ``SCAN_EVERY`` builds regardless."""
-        if self.index % SCAN_EVERY == 0 or self.index < NOISE_EVERY:
+        builds) deviates from the block's reference level by half the evidence an alert needs (in a noiseless
+        block: at all; nor, in a young segment, from the segment's first builds: ``_young_moved``). Long
+        segments are scanned every ``SCAN_EVERY`` builds regardless."""
+        if self.index < NOISE_EVERY:
+            # No block yet. Before the series' first culprit is admissible the scan can find nothing: a level
+            # test needs ``min_before`` builds before the culprit and ``min_after`` from it (a size step needs
+            # only the previous build and is scanned from the start).
+            return (self.segment_start == 0 and self.kind != "size"
+                    and self.index + 1 < self.config.min_before + self.config.min_after)
+        if self.index % SCAN_EVERY == 0:
             return False
         blk = self._block_for()
         if blk is None or blk.noise is None:
@@ -238,7 +244,7 @@ class OnlineDetector:
         if not blk.limits:
             return False
         last = ys[-QUICK_M:]
-        ref = blk.ref
+        ref, limits = blk.ref, blk.limits
         m0 = self.config.min_after
         n = len(last)
         # the medians of the newest m builds, m = m0..QUICK_M, from one sorted list grown by the next older build
@@ -253,7 +259,8 @@ class OnlineDetector:
                     insort(srt, last[n - m])
                 h = m // 2
                 med = srt[h] if m % 2 else 0.5 * (srt[h - 1] + srt[h])
-            if not (abs(med - ref) < blk.limits[m - m0]):
+            d = med - ref  # _within, inline: this loop runs on most builds
+            if not (abs(d) < limits[m - m0] or d == 0.0):
                 return False
         return not self._young_moved(blk, ys)
 
@@ -272,7 +279,7 @@ class OnlineDetector:
         first = self._vals[-back:len(self._vals) - back + m0]
         if blk.log:
             first = [math.log(v) if v > 0 else math.nan for v in first]
-        return not (abs(list_median(ys[-m0:]) - list_median(first)) < blk.limits[0])
+        return not _within(list_median(ys[-m0:]) - list_median(first), blk.limits[0])
 
     def step(self, point: Point) -> list[Event]:
         """Feed the next build; returns the events it caused (possibly none)."""
@@ -407,6 +414,12 @@ class _Block:
     limits: tuple[float, ...]
 
 
+def _within(d: float, limit: float) -> bool:
+    """Whether the quick screen's deviation ``d`` is inside ``limit``: below it, or none at all (a noiseless
+    block's limit is 0); NaN never is."""
+    return abs(d) < limit or d == 0.0
+
+
 def _quick_se(m: int, nb: int, noise: Noise) -> float:
     iid = 1.0 / m + 1.0 / nb
     v = (median_var_factor(m) / m + median_var_factor(nb) / nb) * noise_contrast(noise, m, nb) / iid
@@ -434,6 +447,9 @@ def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig
     elif s.mode == "level" and noise.sigma > 0:
         limits = tuple(QUICK_FRACTION * zc * noise.sigma * _quick_se(m, nb, noise)
                        for m in range(config.min_after, QUICK_M + 1))
+    elif s.mode == "level" and noise.sigma == 0:
+        # A noiseless block (a counter that holds still): any move at all is evidence, none is not.
+        limits = (0.0,) * (QUICK_M - config.min_after + 1)
     return _Block(b, segment_start, noise, ref, nb, zc, cref, tref, s.mode, s.log, limits)
 
 

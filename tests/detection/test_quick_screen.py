@@ -1,0 +1,83 @@
+"""The online detector's quick screen (``OnlineDetector._quiet``) decides which builds are scanned, never what is
+found: streamed with the screen and with every build scanned, a series gives the same events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from alerts.detection import DEFAULT, Point
+from alerts.detection.online import OnlineDetector
+
+from .helpers import pdfpaint_quiet
+
+REAL = Path(__file__).resolve().parents[2] / "bench" / "data" / "real"
+
+
+def _stream(values: list[float], kind: str, *, screen: bool = True) -> tuple[list[int], list]:
+    """(builds scanned for a new change, every event) of streaming ``values``; ``screen=False`` scans every build
+    without an open alert."""
+    det = OnlineDetector(kind, True)
+    if not screen:
+        det._quiet = lambda: False  # type: ignore[method-assign]
+    scanned: list[int] = []
+    scan = det._scan
+
+    def counted(s, noise):  # noqa: ANN001, ANN202
+        scanned.append(det.index)
+        return scan(s, noise)
+
+    det._scan = counted  # type: ignore[method-assign]
+    events = []
+    for v in values:
+        events += [(e.type, e.at, e.change_point) for e in det.step(Point(v))]
+    return scanned, events
+
+
+def _real_values(source: str, series_id: str) -> list[float]:
+    for line in (REAL / source / "series.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["id"] == series_id:
+            return [p["value"] for p in rec["points"]]
+    raise LookupError(series_id)
+
+
+def test_it_scans_a_counter_that_holds_still_only_when_it_moves():
+    # A real compiler counter (mozilla-beta num_static_constructors, 617 pushes, five distinct values): its blocks'
+    # noise is zero, and such blocks were scanned on every build (586 of 617) because the screen's limits, a
+    # fraction of the noise, were zero too and no deviation passed under them. A deviation of none at all does.
+    values = _real_values("mozilla4", "mozilla-beta/4938929")
+    assert len(set(values)) <= 5
+
+    scanned, events = _stream(values, "other")
+    every, events_every = _stream(values, "other", screen=False)
+
+    assert events == events_every
+    assert len(scanned) < len(every) / 2
+    # the sheriffs' confirmed +8% at push 252 is still raised there
+    assert any(t == "raised" and cp.index == 252 and cp.direction == "regression" for t, _, cp in events)
+
+
+def test_it_leaves_a_new_series_unscanned_until_a_culprit_is_admissible():
+    values = pdfpaint_quiet()[:40]
+    first = DEFAULT.min_before + DEFAULT.min_after - 1  # the first build a level culprit can be confirmed on
+
+    scanned, events = _stream(values, "time")
+    every, events_every = _stream(values, "time", screen=False)
+
+    assert events == events_every
+    assert min(scanned) == first
+    assert min(every) == 0
+
+
+def test_it_scans_a_new_size_series_from_its_first_builds():
+    # a size step needs only the build before it: an installer that grows by 2% on its sixth build is raised at once
+    values = [50_000_000.0] * 5 + [51_000_000.0] * 10
+
+    scanned, events = _stream(values, "size")
+    _, events_every = _stream(values, "size", screen=False)
+
+    assert events == events_every
+    assert min(scanned) < DEFAULT.min_before
+    raised = [(at, cp.index) for t, at, cp in events if t == "raised"]
+    assert raised and raised[0][1] == 5 and raised[0][0] < DEFAULT.min_before + DEFAULT.min_after - 1
