@@ -279,8 +279,11 @@ class Candidate:
     noise: Noise
 
 
-def _test_at(s: Series, seg_lo: int, j: int, noise: Noise, hi_excl: int | None = None) -> ShiftTest:
-    """Test the split at absolute index ``j`` of the segment ``seg_lo..end`` (or ``..hi_excl-1``)."""
+def _test_at(s: Series, seg_lo: int, j: int, noise: Noise, hi_excl: int | None = None, *,
+             sustained_from: float = math.inf) -> ShiftTest:
+    """Test the split at absolute index ``j`` of the segment ``seg_lo..end`` (or ``..hi_excl-1``). A level test's
+    ``sustained`` is judged only from ``|z| >= sustained_from`` (``shift_test``); by default never: only the scan's
+    candidates read it, and only of a significant shift (a third of the scan's time went to judging the rest)."""
     a0 = seg_lo - s.index0
     aj = j - s.index0
     a1 = s.y.size if hi_excl is None else hi_excl - s.index0
@@ -289,7 +292,7 @@ def _test_at(s: Series, seg_lo: int, j: int, noise: Noise, hi_excl: int | None =
     if s.mode == "step":
         return step_test(float(s.y[aj - 1]), fast_median(s.y[aj:a1]), noise)
     raw = (s.raw[a0:aj], s.raw[aj:a1]) if s.raw is not None else None
-    return shift_test(s.y[a0:aj], s.y[aj:a1], noise, raw)
+    return shift_test(s.y[a0:aj], s.y[aj:a1], noise, raw, sustained_from=sustained_from)
 
 
 def locate(s: Series, seg_lo: int, lo: int, hi: int, noise: Noise, sign: int = 0,
@@ -383,7 +386,7 @@ def _scan_segment(s: Series, seg_start: int, kind: str, config: DetectorConfig,
         best, score, scores = locate(s, seg_lo, lo, hi, noise)
     if abs(score) < 0.6 * zc:
         return None
-    test = _test_at(s, seg_lo, best, noise)
+    test = _test_at(s, seg_lo, best, noise, sustained_from=zc)
     back = backed_out(s, best, k, test, noise, zc, config, seg_lo) if s.mode == "level" else None
     if back is not None:
         # The best culprit started an excursion (a change backed out a few builds later): a lasting change,
@@ -393,7 +396,7 @@ def _scan_segment(s: Series, seg_start: int, kind: str, config: DetectorConfig,
         best, score, scores = locate(s, seg_lo, lo, hi, noise)
         if abs(score) < 0.6 * zc:
             return None
-        test = _test_at(s, seg_lo, best, noise)
+        test = _test_at(s, seg_lo, best, noise, sustained_from=zc)
     if not confirmable(k - best + 1, config):
         return None
     if abs(test.z) < zc:
@@ -478,7 +481,7 @@ def _early_change(s: Series, seg_lo: int, kind: str, config: DetectorConfig, noi
         return None  # the scan's own screen, on the window's noise (which the two shifts inflate, if anything)
     noise = series_noise(s, (seg_lo, best))
     zc = critical_z(config.alpha, n_cand, noise.df, config.sensitivity)
-    test = _test_at(s, seg_lo, best, noise)
+    test = _test_at(s, seg_lo, best, noise, sustained_from=zc)
     if test.delta * sign * way <= 0 or abs(test.z) < zc:
         return None
     if way < 0:
@@ -524,7 +527,7 @@ def _second_look(s: Series, seg_lo: int, best: int, noise: Noise, n_cand: int,
     if own is noise:
         return None
     zc = critical_z(config.alpha, n_cand, own.df, config.sensitivity)
-    test = _test_at(s, seg_lo, best, own)
+    test = _test_at(s, seg_lo, best, own, sustained_from=zc)
     if abs(test.z) < zc or _return_run(s, best, s.end, test, config) is not None:
         return None
     return test, own, zc
@@ -574,7 +577,8 @@ def backed_out(s: Series, c: int, k: int, test: ShiftTest, noise: Noise, zc: flo
     if run is None or run[0] + LASTING_BUILDS - 1 > k:
         return None
     j, excursion = run
-    lasting = shift_test(s.y[seg_lo - s.index0:c - s.index0], s.y[j - s.index0:j + LASTING_BUILDS - s.index0], noise)
+    lasting = shift_test(s.y[seg_lo - s.index0:c - s.index0], s.y[j - s.index0:j + LASTING_BUILDS - s.index0], noise,
+                         sustained_from=math.inf)
     near = test.before + OLD_LEVEL_SHARE * (excursion - test.before)
     return j if lasting.z * sign < Z_WITHDRAW and (lasting.after - near) * sign < 0 else None
 
@@ -631,13 +635,13 @@ def _return_before_step(s: Series, c: int, k: int, test: ShiftTest, noise: Noise
             continue
         ret, after = y[j - i0:c2 - i0], y[c2 - i0:k + 1 - i0]
         # cheapest refusals first: this runs on every scan and review whose builds dip once
-        if c2 - j < RETURN_MIN and abs(shift_test(y[c - i0:j - i0], after, noise, judge_sustained=False).z) < Z_RETURN:
+        if c2 - j < RETURN_MIN and abs(shift_test(y[c - i0:j - i0], after, noise, sustained_from=math.inf).z) < Z_RETURN:
             continue
-        step = shift_test(ret, after, noise, judge_sustained=False)
+        step = shift_test(ret, after, noise, sustained_from=math.inf)
         if step.z * sign < Z_RETURN:
             continue
         if ((list_median(ret.tolist()) - test.before) * sign > OLD_LEVEL_SHARE * abs(step.after - test.before)
-                and shift_test(y[seg_lo - i0:c - i0], ret, noise, judge_sustained=False).z * sign >= Z95):
+                and shift_test(y[seg_lo - i0:c - i0], ret, noise, sustained_from=math.inf).z * sign >= Z95):
             continue
         return j
     return None

@@ -160,6 +160,21 @@ def test_it_uses_robust_levels_that_ignore_a_flaky_build():
     assert loc == 0.0 and f > 1
 
 
+def test_it_judges_a_shift_sustained_only_from_the_z_asked():
+    rng = np.random.default_rng(8)
+    before, after = rng.normal(0.0, 0.01, 40), rng.normal(0.1, 0.01, 6)  # a held shift of 10 noise sd
+    noise = Noise(0.01, 0.0, 40)
+    judged = shift_test(before, after, noise)
+    assert judged.sustained and judged.z > 10
+    # the same levels and z; sustained is judged up to |z| = sustained_from, and is False (unjudged) above it
+    assert shift_test(before, after, noise, sustained_from=judged.z) == judged
+    for unjudged in (shift_test(before, after, noise, sustained_from=judged.z + 1),
+                     shift_test(before, after, noise, sustained_from=math.inf)):
+        assert not unjudged.sustained
+        assert (unjudged.before, unjudged.after, unjudged.z, unjudged.se) == (judged.before, judged.after, judged.z,
+                                                                              judged.se)
+
+
 def test_it_gives_a_trimmed_mean_variance_factor_that_matches_simulation():
     rng = np.random.default_rng(6)
     x = np.sort(rng.normal(0, 1, (20000, 10)), axis=1)[:, 2:8]
