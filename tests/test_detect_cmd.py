@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from alerts.detection import Point
-from perfplatform.detect_cmd import run, series_points
+from perfplatform.detect_cmd import _plain_values, run, series_points
 
 GOOD = {"id": "ok", "kind": "time", "points": [{"value": 100.0}] * 30}
 
@@ -86,8 +86,10 @@ def test_it_takes_a_null_kind_and_direction_as_not_given(tmp_path):
 
 def test_it_reads_builds_of_a_value_alone_as_the_points_they_are():
     # most real series are one float per push: those are read in one pass, the same points as field by field
-    plain = series_points({"points": [{"value": 1.5}, {"value": 2.0, "build": "b7", "revision": "abc"}]})
-    mixed = series_points({"points": [{"value": 1.5}, {"value": 2}]})  # an integer value: read field by field
+    plain_rec = {"points": [{"value": 1.5}, {"value": 2.0, "build": "b7", "revision": "abc"}]}
+    mixed_rec = {"points": [{"value": 1.5}, {"value": 2}]}  # an integer value: read field by field
+    assert _plain_values(plain_rec["points"]) == [1.5, 2.0] and _plain_values(mixed_rec["points"]) is None
+    plain, mixed = series_points(plain_rec), series_points(mixed_rec)
     assert plain == mixed == [Point(1.5), Point(2.0)]
     assert all(type(p.value) is float and p.samples is None and p.count is None for p in plain + mixed)
 

@@ -202,9 +202,10 @@ class OnlineDetector:
 
     def _quiet(self) -> bool:
         """Quick screen (pure Python, O(1)): True when no short post-culprit segment (up to ``QUICK_M``
-        builds) deviates from the block's reference level by half the evidence an alert needs (in a noiseless
-        block: at all; nor, in a young segment, from the segment's first builds: ``_young_moved``). Long
-        segments are scanned every ``SCAN_EVERY`` builds regardless."""
+        builds) deviates from the block's reference level by half the evidence an alert needs (nor, in a young
+        segment, from the segment's first builds: ``_young_moved``; in a noiseless block whose segment is one
+        value: no build since the block boundary differs from it). Long segments are scanned every
+        ``SCAN_EVERY`` builds regardless, and a new series' first builds only once a culprit is admissible."""
         if self.index < NOISE_EVERY:
             # No block yet. Before the series' first culprit is admissible the scan can find nothing: a level
             # test needs ``min_before`` builds before the culprit and ``min_after`` from it (a size step needs
@@ -241,10 +242,18 @@ class OnlineDetector:
         if blk.mode == "step":
             d = ys[-1] - ys[-2]
             return d == d and abs(d) < blk.limits[0]
+        if blk.flat:
+            # The segment up to the block boundary is one value; while every build since has the boundary build's
+            # value, the window's segment is one value too, every split of it a change of zero, which no scan
+            # raises (``passes_gates``): quiet. The first build off it is scanned.
+            vals = self._vals
+            since = self.index - blk.at
+            v = vals[-since - 1]
+            return all(x == v for x in vals[-since:])
         if not blk.limits:
             return False
         last = ys[-QUICK_M:]
-        ref, limits = blk.ref, blk.limits
+        ref = blk.ref
         m0 = self.config.min_after
         n = len(last)
         # the medians of the newest m builds, m = m0..QUICK_M, from one sorted list grown by the next older build
@@ -259,8 +268,7 @@ class OnlineDetector:
                     insort(srt, last[n - m])
                 h = m // 2
                 med = srt[h] if m % 2 else 0.5 * (srt[h - 1] + srt[h])
-            d = med - ref  # _within, inline: this loop runs on most builds
-            if not (abs(d) < limits[m - m0] or d == 0.0):
+            if not (abs(med - ref) < blk.limits[m - m0]):
                 return False
         return not self._young_moved(blk, ys)
 
@@ -279,7 +287,7 @@ class OnlineDetector:
         first = self._vals[-back:len(self._vals) - back + m0]
         if blk.log:
             first = [math.log(v) if v > 0 else math.nan for v in first]
-        return not _within(list_median(ys[-m0:]) - list_median(first), blk.limits[0])
+        return not (abs(list_median(ys[-m0:]) - list_median(first)) < blk.limits[0])
 
     def step(self, point: Point) -> list[Event]:
         """Feed the next build; returns the events it caused (possibly none)."""
@@ -412,12 +420,7 @@ class _Block:
     mode: str
     log: bool
     limits: tuple[float, ...]
-
-
-def _within(d: float, limit: float) -> bool:
-    """Whether the quick screen's deviation ``d`` is inside ``limit``: below it, or none at all (a noiseless
-    block's limit is 0); NaN never is."""
-    return abs(d) < limit or d == 0.0
+    flat: bool  # a noiseless level block whose segment is one value
 
 
 def _quick_se(m: int, nb: int, noise: Noise) -> float:
@@ -432,7 +435,7 @@ def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig
     j0 = seg_lo - s.index0
     nb = s.y.size - j0
     if nb < config.min_before:
-        return _Block(b, segment_start, None, 0.0, 0, 0.0, 0.0, 0.0, "", False, ())
+        return _Block(b, segment_start, None, 0.0, 0, 0.0, 0.0, 0.0, "", False, (), False)
     zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
     seg = s.y[j0:]
     cref = tref = 0.0
@@ -447,10 +450,11 @@ def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig
     elif s.mode == "level" and noise.sigma > 0:
         limits = tuple(QUICK_FRACTION * zc * noise.sigma * _quick_se(m, nb, noise)
                        for m in range(config.min_after, QUICK_M + 1))
-    elif s.mode == "level" and noise.sigma == 0:
-        # A noiseless block (a counter that holds still): any move at all is evidence, none is not.
-        limits = (0.0,) * (QUICK_M - config.min_after + 1)
-    return _Block(b, segment_start, noise, ref, nb, zc, cref, tref, s.mode, s.log, limits)
+    # A noiseless block has no limits, so every build was scanned. Where its segment is one value (a counter that
+    # holds still) it is quiet while the builds keep that value (``_quiet``). Only without runs: with them the
+    # window's values are the flaky model's, not the stored ones.
+    flat = s.mode == "level" and noise.sigma == 0 and s.within is None and bool(seg.min() == seg.max())
+    return _Block(b, segment_start, noise, ref, nb, zc, cref, tref, s.mode, s.log, limits, flat)
 
 
 #: Windows (and block summaries) kept per process. The worker resumes a detector per metric for every build (the

@@ -521,8 +521,9 @@ def shift_test(before: np.ndarray, after: np.ndarray, noise: Noise,
     Levels are :func:`robust_location` (median up to 4 builds, 20%-trimmed mean beyond).
     ``se^2 = sigma^2 * contrast_var(n_a, n_b, rho) * f``, where ``f`` is the variance inflation of the
     robust location over the mean (per segment), under normal noise.
-    Sustained: see :func:`is_sustained`, judged only when ``|z| >= sustained_from`` (else False: a caller that
-    reads it only of a significant shift, or never, ``math.inf``, saves the judging), on ``raw`` (the segments with their flaky builds, when those were replaced in
+    Sustained: see :func:`is_sustained`, judged only when ``|z| >= sustained_from`` and never when it is
+    ``math.inf`` (else False: a caller that reads it only of a significant shift, or never, saves the
+    judging), on ``raw`` (the segments with their flaky builds, when those were replaced in
     ``before``/``after``): how often the history went beyond the midpoint is judged on the builds
     as they came, or a run of flaky builds at the window's end (which no replacement reaches) reads as a new
     level against a history cleaned of its like.
@@ -542,7 +543,8 @@ def shift_test(before: np.ndarray, after: np.ndarray, noise: Noise,
     else:
         z = 0.0 if delta == 0 else math.copysign(math.inf, delta)
     rb, ra = raw if raw is not None else (before, after)
-    sustained = abs(z) >= sustained_from and delta != 0 and is_sustained(ra, mb + delta / 2, delta > 0, rb)
+    judged = sustained_from < math.inf and abs(z) >= sustained_from  # z is infinite where se is 0: inf is never
+    sustained = judged and delta != 0 and is_sustained(ra, mb + delta / 2, delta > 0, rb)
     infl = math.sqrt(max(1.0, cv / iid))
     return ShiftTest(mb, ma, math.sqrt(var_b_iid) * infl, math.sqrt(var_a_iid) * infl, delta, se, z, nb, na,
                      sustained, "robust two-segment z-test (median / 20%-trimmed means), AR(1) between-build variance")

@@ -7,7 +7,10 @@ import json
 from pathlib import Path
 
 from alerts.detection import DEFAULT, Point
+from alerts.detection.evaluate import Series
+from alerts.detection.model import Event
 from alerts.detection.online import OnlineDetector
+from alerts.detection.statistics import Noise
 
 from .helpers import pdfpaint_quiet
 
@@ -23,7 +26,7 @@ def _stream(values: list[float], kind: str, *, screen: bool = True) -> tuple[lis
     scanned: list[int] = []
     scan = det._scan
 
-    def counted(s, noise):  # noqa: ANN001, ANN202
+    def counted(s: Series, noise: Noise) -> list[Event]:
         scanned.append(det.index)
         return scan(s, noise)
 
@@ -44,8 +47,8 @@ def _real_values(source: str, series_id: str) -> list[float]:
 
 def test_it_scans_a_counter_that_holds_still_only_when_it_moves():
     # A real compiler counter (mozilla-beta num_static_constructors, 617 pushes, five distinct values): its blocks'
-    # noise is zero, and such blocks were scanned on every build (586 of 617) because the screen's limits, a
-    # fraction of the noise, were zero too and no deviation passed under them. A deviation of none at all does.
+    # noise is zero, and such blocks were scanned on every build (586 of 617): the screen's limits, a fraction of
+    # the noise, were zero too. Where the block's segment is one value, a build that keeps it is quiet now.
     values = _real_values("mozilla4", "mozilla-beta/4938929")
     assert len(set(values)) <= 5
 
@@ -58,9 +61,24 @@ def test_it_scans_a_counter_that_holds_still_only_when_it_moves():
     assert any(t == "raised" and cp.index == 252 and cp.direction == "regression" for t, _, cp in events)
 
 
+def test_it_scans_every_build_of_a_noiseless_block_whose_segment_holds_two_values():
+    # A counter back at its level after a 9-build excursion, then a 7-build one 84 builds later: the block's
+    # segment holds both values and its median is the level the builds return to, so the scan raises the second
+    # excursion (the exceedance test wanted more of its builds) on a build whose newest medians all sit at that
+    # median. A screen passing such builds on their medians raised it two builds late.
+    values = [250.0] * 2 + [300.0] * 20 + [500.0] * 9 + [300.0] * 84 + [500.0] * 7 + [300.0] * 6 + [500.0] * 20
+
+    _, events = _stream(values, "other")
+    _, events_every = _stream(values, "other", screen=False)
+
+    assert events == events_every
+    assert ("raised", 142, 128) in [(t, at, cp.index) for t, at, cp in events]
+
+
 def test_it_leaves_a_new_series_unscanned_until_a_culprit_is_admissible():
+    first = DEFAULT.min_before + DEFAULT.min_after - 1  # the first build a level culprit can be raised on
     values = pdfpaint_quiet()[:40]
-    first = DEFAULT.min_before + DEFAULT.min_after - 1  # the first build a level culprit can be confirmed on
+    values[DEFAULT.min_before:] = [1.2 * v for v in values[DEFAULT.min_before:]]  # +20% at the first culprit allowed
 
     scanned, events = _stream(values, "time")
     every, events_every = _stream(values, "time", screen=False)
@@ -68,6 +86,8 @@ def test_it_leaves_a_new_series_unscanned_until_a_culprit_is_admissible():
     assert events == events_every
     assert min(scanned) == first
     assert min(every) == 0
+    # the step is raised at its culprit, on the same build as when every build is scanned (the equality above)
+    assert [cp.index for t, _, cp in events if t == "raised"] == [DEFAULT.min_before]
 
 
 def test_it_scans_a_new_size_series_from_its_first_builds():

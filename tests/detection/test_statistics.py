@@ -160,19 +160,27 @@ def test_it_uses_robust_levels_that_ignore_a_flaky_build():
     assert loc == 0.0 and f > 1
 
 
-def test_it_judges_a_shift_sustained_only_from_the_z_asked():
+@pytest.mark.parametrize("shift", [0.1, -0.1])
+def test_it_judges_a_shift_sustained_only_from_the_z_asked(shift):
     rng = np.random.default_rng(8)
-    before, after = rng.normal(0.0, 0.01, 40), rng.normal(0.1, 0.01, 6)  # a held shift of 10 noise sd
+    before, after = rng.normal(0.0, 0.01, 40), rng.normal(shift, 0.01, 6)  # a held shift of 10 noise sd
     noise = Noise(0.01, 0.0, 40)
     judged = shift_test(before, after, noise)
-    assert judged.sustained and judged.z > 10
-    # the same levels and z; sustained is judged up to |z| = sustained_from, and is False (unjudged) above it
-    assert shift_test(before, after, noise, sustained_from=judged.z) == judged
-    for unjudged in (shift_test(before, after, noise, sustained_from=judged.z + 1),
+    assert judged.sustained and abs(judged.z) > 10
+    # judged where sustained_from <= |z|; above it (or at math.inf) not judged, so False, with the same levels and z
+    assert shift_test(before, after, noise, sustained_from=abs(judged.z)) == judged
+    for unjudged in (shift_test(before, after, noise, sustained_from=abs(judged.z) + 1),
                      shift_test(before, after, noise, sustained_from=math.inf)):
         assert not unjudged.sustained
         assert (unjudged.before, unjudged.after, unjudged.z, unjudged.se) == (judged.before, judged.after, judged.z,
                                                                               judged.se)
+
+
+def test_it_never_judges_sustained_at_math_inf_though_a_noiseless_z_is_infinite():
+    before, after = np.full(20, 100.0), np.full(5, 103.0)
+    judged = shift_test(before, after, Noise(0.0, 0.0, 20))
+    assert judged.z == math.inf and judged.sustained
+    assert not shift_test(before, after, Noise(0.0, 0.0, 20), sustained_from=math.inf).sustained
 
 
 def test_it_gives_a_trimmed_mean_variance_factor_that_matches_simulation():
