@@ -54,26 +54,31 @@ def test_it_stores_the_excursion_and_the_step_after_it_as_the_streaming_detector
             assert ("60", exc, Alert.Detection.WITHDRAWN) in [a[:3] for a in got]
 
 
-def upload_values(upload, values: list[float], order: list[int], *, kind: str = "time",
-                  name: str = "pageload.real") -> None:
+def upload_values(upload, values: list[float], order: list[int], *, kind: str = "time", unit: str = "ms",
+                  lower_is_better: bool = True, name: str = "pageload.real") -> None:
     """Upload build ``i`` of a one-metric series with ``values[i]``, in the given order of builds."""
+    metric = {"name": name, "kind": kind, "unit": unit, "lower_is_better": lower_is_better}
     for i in order:
-        r = upload(native_body(i, metrics=[{"name": name, "kind": kind, "unit": "ms", "value": values[i]}]))
+        r = upload(native_body(i, metrics=[{**metric, "value": values[i]}]))
         assert r.status_code == 201, r.content
 
 
 def _stored_and_streamed(series, builds: int | None = None) -> tuple[list[tuple], list[tuple]]:
     """(build, direction, state, size, p-value, detection build) of the alerts the worker stored on ``series``, and
-    of those ``detect_online`` reports streaming its stored builds (as its metric's kind and direction), both
-    sorted; ``builds``: how many builds the series must have stored."""
+    of those ``detect_online`` reports streaming its stored builds (as its metric's kind and direction, with the
+    absolute floor of its kind and unit, as the worker configures it), both sorted; ``builds``: how many builds the
+    series must have stored."""
     from alerts.analysis import to_point
-    from alerts.detection import detect_online
+    from alerts.detection import DEFAULT, detect_online
+    from alerts.detection.model import default_abs_floor
     from metrics.history import recent_points
 
     pts = recent_points([series.pk], limit=10_000)[series.pk]
     assert builds is None or len(pts) == builds
     m = series.metric
-    expected = detect_online([to_point(p, m.kind) for p in pts], kind=m.kind, lower_is_better=m.lower_is_better)
+    config = DEFAULT.with_overrides(abs_floor=default_abs_floor(m.kind, m.unit))
+    expected = detect_online([to_point(p, m.kind) for p in pts], kind=m.kind, lower_is_better=m.lower_is_better,
+                             config=config)
     want = sorted((pts[cp.index].build_ext_id, cp.direction, _state(cp.withdrawn, cp.confirmed), sig9(cp.rel_change),
                    sig9(cp.p_value), pts[cp.detected_at].build_ext_id) for cp in expected)
     got = sorted((a.build.ext_id, a.direction, a.detection, sig9(a.rel_change), sig9(a.p_value), a.detected_build.ext_id)

@@ -1,10 +1,11 @@
 """Builds arriving late around the alerts of real series: the worker stores every alert streaming reports, exactly.
 
-Each series of ``bench/data/real`` is uploaded through the API with some builds held back to the end (in a shuffled
-order): the builds within three of each build streaming raises an alert on (one per alert, drawn), and five more
-anywhere. Then every alert ``detect_online`` reports streaming the whole series must be stored as it reports it
-(culprit, direction, state, size, p-value, detection build); the worker may keep more rows only withdrawn (alerts
-raised on the history that lacked the late builds, which someone may have been notified of).
+Each series of ``bench/data/real`` is uploaded through the API as its own metric (kind, direction, unit) with some
+builds held back to the end (in a shuffled order): the builds within three of each build streaming raises an alert
+on (one per alert, drawn), and five more anywhere. Then every alert ``detect_online`` reports streaming the whole
+series must be stored as it reports it (culprit, direction, state, size, p-value, detection build); the worker may
+keep more rows only withdrawn (alerts raised on the history that lacked the late builds, which someone may have
+been notified of).
 
 By default four series and one seed run. The whole corpus (every in-repo series with an online alert and at most
 400 pushes, 70 series, about 12 minutes a seed on two cores):
@@ -50,15 +51,17 @@ def test_it_stores_every_streamed_alert_of_a_real_series_whose_builds_arrive_lat
     from perfplatform.detect_cmd import series_input
 
     source, sid = key.split("/", 1)
-    points, kind, lower, _ = series_input(real_series(source, sid))
-    streamed = detect_online(points, kind=kind, lower_is_better=lower)
+    rec = real_series(source, sid)
+    points, kind, lower, config = series_input(rec)
+    streamed = detect_online(points, kind=kind, lower_is_better=lower, config=config)
     rng = random.Random(seed)
     held = {cp.detected_at + rng.randint(-3, 3) for cp in streamed} | set(rng.sample(range(len(points)), 5))
     late = [i for i in sorted(held) if 0 <= i < len(points)]
     rng.shuffle(late)
-    # uploaded as a time series whatever the record's kind: the worker and _stored_and_streamed read the stored metric
+    # as the record's own metric (a score higher is better, a counter of unit "" or "count"): the worker and
+    # _stored_and_streamed read the stored metric's kind, direction and unit
     upload_values(upload, [p.value for p in points], [i for i in range(len(points)) if i not in late] + late,
-                  kind="time")
+                  kind=kind, unit=rec.get("unit") or "", lower_is_better=lower)
     got, want = _stored_and_streamed(Series.objects.get(), len(points))
     assert [w for w in want if w not in got] == []
     assert [g for g in got if g not in want and g[2] != "withdrawn"] == []
