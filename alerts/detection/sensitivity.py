@@ -21,6 +21,7 @@ from .model import DEFAULT, DetectorConfig, Point
 from .statistics import (
     Noise,
     critical_z,
+    fast_median,
     median_var_factor,
     noise_contrast,
     normal_quantile,
@@ -43,8 +44,8 @@ class NoiseSummary:
 
     @classmethod
     def of(cls, noise: Noise, s: Series) -> NoiseSummary:
-        cnt = float(np.median(s.counts)) if s.counts is not None else 0.0
-        return cls(noise, s.mode, s.log, float(np.median(s.y)), int(s.y.size), cnt)
+        cnt = fast_median(s.counts) if s.counts is not None else 0.0  # np.median's value, less overhead
+        return cls(noise, s.mode, s.log, fast_median(s.y), int(s.y.size), cnt)
 
 
 def sensitivity_from_noise(summary: NoiseSummary, kind: str, config: DetectorConfig = DEFAULT,

@@ -376,7 +376,7 @@ def noiseless_scale(y: np.ndarray) -> float:
     memory or score series): ``NOISELESS_RELATIVE`` of its largest magnitude, so that every split's score is
     in z units (any real difference is then overwhelmingly significant and the policy gates, min_change first,
     decide) whatever the unit of the values; 1 for an all-zero window."""
-    scale = NOISELESS_RELATIVE * float(np.max(np.abs(y))) if y.size else 0.0
+    scale = NOISELESS_RELATIVE * float(np.maximum.reduce(np.abs(y))) if y.size else 0.0  # np.max, less overhead
     return scale if scale > 0 else 1.0  # 1 also where the product underflows (values under ~1e-314)
 
 
