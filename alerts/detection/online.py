@@ -94,6 +94,9 @@ class OnlineDetector:
         self._tots: list[float] = []
         self._logs: list[float] = []  # log values of the last QUICK_M builds: all the quick screen reads
         self._wvs: list[float] = []
+        # how many kept builds have runs (a within-build variance, not NaN): without any, windows are built without
+        # the runs' column, which would be all NaN (the same Series, less work on every build)
+        self._runs = 0
         self._noise_at = -1
         self._noise: Noise | None = None
         self._block: _Block | None = None
@@ -119,6 +122,7 @@ class OnlineDetector:
         fields = bulk_point_fields(points[-det._keep:], kind)
         if fields:
             det._vals, det._cnts, det._tots, det._wvs = (list(col) for col in zip(*fields, strict=True))
+            det._runs = sum(1 for w in det._wvs if w == w)
             # inline, the rule of _append: a function call per stored build costs ~0.4 ms per 150-metric build
             det._logs = [math.log(v) if v > 0 else math.nan for v in det._vals[-QUICK_M:]]
         det.index = start_index + len(points) - 1
@@ -146,7 +150,8 @@ class OnlineDetector:
         lo, hi, index0 = self._bounds(end)
         rate = self.kind == "rate"
         return build_series(self._vals[lo:hi], self._cnts[lo:hi] if rate else None,
-                            self._tots[lo:hi] if rate else None, index0, self.kind, self._wvs[lo:hi])
+                            self._tots[lo:hi] if rate else None, index0, self.kind,
+                            self._wvs[lo:hi] if self._runs else None)
 
     def _noise_for(self, s: Series) -> Noise:
         """Noise of the window ending at the last block boundary ``b`` (every ``NOISE_EVERY`` builds; every
@@ -170,11 +175,14 @@ class OnlineDetector:
         rate = self.kind == "rate"
         return (tuple(self._vals[lo:hi]), tuple(self._cnts[lo:hi]) if rate else None,
                 tuple(self._tots[lo:hi]) if rate else None,
-                tuple(self._wvs[lo:hi]) if self.kind in SAMPLED_KINDS else None, index0, self.kind)
+                tuple(self._wvs[lo:hi]) if self.kind in SAMPLED_KINDS and self._runs else None, index0,
+                self.kind)
 
     def _append(self, point: Point) -> None:
         v, c, t, w = point_fields(point, self.kind)
         self._wvs.append(w)
+        if w == w:
+            self._runs += 1
         self._vals.append(v)
         self._cnts.append(c)
         self._tots.append(t)
@@ -182,6 +190,8 @@ class OnlineDetector:
         if len(self._logs) > QUICK_M:
             del self._logs[0]
         if len(self._vals) > self._keep:
+            if self._wvs[0] == self._wvs[0]:
+                self._runs -= 1
             del self._vals[0], self._cnts[0], self._tots[0], self._wvs[0]
 
     def _block_for(self) -> _Block | None:
@@ -242,10 +252,11 @@ class OnlineDetector:
         if blk.mode == "step":
             d = ys[-1] - ys[-2]
             return d == d and abs(d) < blk.limits[0]
-        if blk.flat:
+        if blk.flat and not self._runs:
             # The segment up to the block boundary is one value; while every build since has the boundary build's
             # value, the window's segment is one value too, every split of it a change of zero, which no scan
-            # raises (``passes_gates``): quiet. The first build off it is scanned.
+            # raises (``passes_gates``): quiet. The first build off it is scanned. Only while no kept build has
+            # runs: the flaky model, which replaces values, works only on windows with them.
             vals = self._vals
             since = self.index - blk.at
             v = vals[-since - 1]
