@@ -2,7 +2,7 @@
 """Accuracy of the detector on real labelled series, next to the Perfherder-style t-test, in one run.
 
     .venv/bin/python bench/eval_real.py [--dirs DIR,...] [--margin 5] [--audit-back 40] [--json]
-        [--details | --curve]
+        [--details | --curve] [--perfherder-repo GIT_DIR [--perfherder-rev REV]]
 
 Reads every ``series.jsonl``/``truth.jsonl`` pair under ``../shared/eval/real/*/`` and ``bench/data/real/*/``
 (the source of a series is its directory's name: mozilla, treeherder, otava, mongodb). For each source and
@@ -40,12 +40,19 @@ apps, and the Android series are where that shows (outside checks hold out Mozil
 
 ``--curve`` reports instead each detector along its own threshold (``operating_curve``: the detector's false-alarm
 target, the t-test's t): alerts raised and the recall of each label set, for a comparison at matched alert counts.
+
+``--perfherder-repo`` (a clone of github.com/mozilla/treeherder; nothing of it is stored here) adds ``perfherder``:
+Perfherder's own ``perfalert.detect_changes`` read from that clone (``bench/baselines/perfherder_reference.py``),
+its change points filtered and reported as the t-test baseline's are. Its row gives Perfherder's own CPU on the
+corpus, its ``same_as_ttest`` the series where it finds exactly the baseline's change points, and a last line each
+detector's CPU against both.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -55,6 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from alerts.detection import DEFAULT  # noqa: E402
+from bench.baselines.perfherder_reference import PERFALERT_PATH, detect_record_reference, load_perfalert  # noqa: E402
 from bench.baselines.perfherder_ttest import detect_record  # noqa: E402
 from bench.eval_detect import _load_module  # noqa: E402
 from bench.eval_tcpd import f_measure  # noqa: E402
@@ -123,11 +131,14 @@ def ttest_series(rec: dict, t_threshold: float = 7.0) -> dict:
     return {"id": rec["id"], "change_points": detect_record(rec, t_threshold)}
 
 
-def run_detector(name: str, rec: dict, threshold: float | None = None) -> dict:
+def run_detector(name: str, rec: dict, threshold: float | None = None, reference=None) -> dict:
     """Change points of ``name`` on one series; ``threshold``: the t-test's t, or the detector's
-    ``target_false_alarms_per_1000_builds`` (None: the defaults, 7 and 0.1)."""
+    ``target_false_alarms_per_1000_builds`` (None: the defaults, 7 and 0.1). ``perfherder``: Treeherder's own code,
+    the module ``reference`` (``perfherder_reference.load_perfalert``)."""
     if name == "ttest":
         return ttest_series(rec, 7.0 if threshold is None else threshold)
+    if name == "perfherder":
+        return {"id": rec["id"], "change_points": detect_record_reference(reference, rec)}
     config = DEFAULT if threshold is None else DEFAULT.with_overrides(target_false_alarms_per_1000_builds=threshold)
     return detect_series(rec, online=name == "online", config=config)
 
@@ -178,12 +189,17 @@ def _mean(xs: list[float]) -> float:
     return round(sum(xs) / len(xs), 4)
 
 
-def evaluate(corpus, margin: int, score) -> dict:
+def evaluate(corpus, margin: int, score, reference=None) -> dict:
+    """The report of every detector (``DETECTORS``, and ``perfherder`` when ``reference``, Treeherder's own
+    ``perfalert`` module, is given: then its ``same_as_ttest`` counts the series where it finds exactly the t-test
+    baseline's change points, build and direction)."""
+    names = DETECTORS + (("perfherder",) if reference is not None else ())
+
     def counters() -> dict:
         c = {"series": 0, "builds": 0, "alerts": 0, "kept": 0, "alerts_on_ph_series": 0, "perfherder_alerts": 0,
              "alerts_on_ph_all_series": 0, "perfherder_alerts_all": 0, "false_alerts": 0, "false_hit": 0,
              "false_alerts_alert_level": 0, "false_hit_alert_level": 0, "delays": [], "cpu_s": 0.0,
-             "unmatched_kept": 0, "unmatched_kept_5pct": 0}
+             "unmatched_kept": 0, "unmatched_kept_5pct": 0, "same_as_ttest": 0}
         for s in LABEL_SETS:
             c.update({f"confirmed{s}": 0, f"matched{s}": 0, f"f1{s}": [], f"f1_zero{s}": []})
         return c
@@ -194,10 +210,12 @@ def evaluate(corpus, margin: int, score) -> dict:
         ph, ph_all = truth.get("perfherder_alerts"), truth.get("perfherder_alerts_all")
         level = truth["alert_level"]
         sets = label_sets(truth)
-        for name in DETECTORS:
+        found = {}
+        for name in names:
             t0 = time.process_time()
-            det = run_detector(name, rec)["change_points"]
+            det = run_detector(name, rec, reference=reference)["change_points"]
             cpu = time.process_time() - t0
+            found[name] = [(d["index"], d["direction"]) for d in det]
             det_idx = [d["index"] for d in det]
             matches = {s: score.match(labels["change_points"], det, margin) for s, labels in sets.items()}
             m = matches[""]
@@ -237,6 +255,8 @@ def evaluate(corpus, margin: int, score) -> dict:
                 a["cpu_s"] += cpu
                 a["unmatched_kept"] += len(unmatched_kept)
                 a["unmatched_kept_5pct"] += big
+                if name == "perfherder":
+                    a["same_as_ttest"] += found[name] == found["ttest"]
             details.append({"source": source, "id": rec["id"], "detector": name,
                             "missed": [t for t in truth["change_points"] if id(t) not in matched_t],
                             "unmatched": [{k: d.get(k) for k in ("index", "direction", "rel_change",
@@ -263,6 +283,8 @@ def evaluate(corpus, margin: int, score) -> dict:
                 "unmatched_kept": a["unmatched_kept"], "unmatched_kept_5pct": a["unmatched_kept_5pct"],
                 "cpu_s": round(a["cpu_s"], 3),
             }
+            if name == "perfherder":
+                r["same_as_ttest"] = a["same_as_ttest"]
             for s in LABEL_SETS:
                 n = a[f"confirmed{s}"]
                 r[f"recall{s}"] = round(a[f"matched{s}"] / n, 4) if n else None
@@ -280,10 +302,22 @@ COLS = ("series", "confirmed", "matched", "recall", "recall_audited", "alerts", 
 def markdown(report: dict) -> str:
     lines = ["| source | detector | " + " | ".join(COLS) + " |", "|---|---|" + "---|" * len(COLS)]
     for key in sorted(report, key=lambda k: (k == "all", k.startswith("device:"), k)):
-        for name in DETECTORS:
+        for name in report[key]:
             r = report[key][name]
             lines.append(f"| {key} | {name} | " + " | ".join("-" if r[c] is None else str(r[c]) for c in COLS)
                          + " |")
+    return "\n".join(lines)
+
+
+def cpu_summary(per: dict, commit: str) -> str:
+    """One line per detector: its CPU next to the t-test baseline's and Perfherder's own code's (``perfherder``),
+    and how many series Perfherder's code and the baseline agree on."""
+    ref, base = per["perfherder"], per["ttest"]
+    lines = [f"perfherder = Treeherder's perfalert at {commit}: the same change points as the t-test baseline on "
+             f"{ref['same_as_ttest']} of {ref['series']} series"]
+    for name, r in per.items():
+        lines.append(f"CPU {name}: {r['cpu_s']:.3f} s, {r['cpu_s'] / base['cpu_s']:.2f}x the t-test baseline, "
+                     f"{r['cpu_s'] / ref['cpu_s']:.2f}x Perfherder's own code")
     return "\n".join(lines)
 
 
@@ -298,7 +332,18 @@ def main() -> int:
     ap.add_argument("--details", action="store_true", help="print misses and unmatched alerts per series")
     ap.add_argument("--curve", action="store_true",
                     help="instead: each detector's alerts and recall along its own threshold (operating curve)")
+    ap.add_argument("--perfherder-repo", default=None, metavar="GIT_DIR",
+                    help="a clone of mozilla/treeherder: also run Perfherder's own detector from it (perfherder)")
+    ap.add_argument("--perfherder-rev", default="HEAD", help="the treeherder revision to read (default HEAD)")
     args = ap.parse_args()
+    reference = None
+    if args.perfherder_repo:
+        try:
+            reference = load_perfalert(args.perfherder_repo, args.perfherder_rev)
+        except subprocess.CalledProcessError as exc:
+            print(f"eval_real.py: --perfherder-repo {args.perfherder_repo}: cannot read {PERFALERT_PATH} at "
+                  f"{args.perfherder_rev} ({exc.stderr.strip() or exc})", file=sys.stderr)
+            return 2
     score = _load_module(Path(args.eval_dir) / "score.py", "eval_score")
     dirs = [Path(d) for d in args.dirs.split(",")] if args.dirs else default_dirs()
     corpus = load_corpus(dirs, args.audit_back)
@@ -315,7 +360,9 @@ def main() -> int:
         for r in sorted(rows, key=lambda r: -r["alerts"]):
             print("| " + " | ".join(str(r[c]) for c in cols) + " |")
         return 0
-    res = evaluate(corpus, args.margin, score)
+    res = evaluate(corpus, args.margin, score, reference)
+    if reference is not None:
+        res["perfherder_commit"] = reference.source_commit
     if args.json:
         out = {k: v for k, v in res.items() if args.details or k != "details"}
         json.dump(out, sys.stdout, indent=1)
@@ -323,6 +370,8 @@ def main() -> int:
         return 0
     print(f"{len(corpus)} series from {', '.join(str(d) for d in dirs)}; margin {args.margin}\n")
     print(markdown(res["report"]))
+    if reference is not None:
+        print("\n" + cpu_summary(res["report"]["all"], reference.source_commit))
     if args.details:
         for d in res["details"]:
             if d["missed"] or d["unmatched"]:
