@@ -18,7 +18,7 @@ overall, and for each detector (``online``: the upload worker's code path, withd
 * median and p90 delay ``detected_at - index`` of the matched detections;
 * ``recall_audited``: the same recall with Mozilla labels moved to where their own recorded step
   (``test_prev_value -> test_new_value``) is in the data, when it is plainly not at the labelled push
-  (``bench/label_audit.py``: it moves 28 of the 107 confirmed Mozilla labels, 25 of them 3-35 pushes back, where
+  (``bench/label_audit.py``: it moves 29 of the 110 confirmed Mozilla labels, 26 of them 3-35 pushes back, where
   backfills measured the change after it was alerted; it looks at most ``--audit-back`` pushes back, 40 by
   default), and ``f1_audited`` / ``f1_zero_audited`` against the same labels;
 * ``perfherder_alerts_all`` / ``ratio_all``: Perfherder's own count with the alerts whose summary is still
