@@ -4,8 +4,7 @@ State of an :class:`OnlineDetector` is exactly:
 
 * the last ``config.window + NOISE_EVERY`` points (raw values, counts, totals) and the absolute index of
   the newest one (the noise estimate is refreshed every ``NOISE_EVERY`` builds from the ``window`` builds
-  ending at that block boundary, or from the current segment's builds in them where those are much quieter,
-  ``evaluate.segment_noise``, so it too is a function of the stored points and the segment start);
+  ending at that block boundary, so it too is a function of the stored points);
 * ``segment_start``: the culprit of the last *confirmed* change point (the current level starts there);
 * the open (raised, not yet confirmed or withdrawn) change point, if any, and the segment start before it;
 * the live confirmed change points whose culprit lies in the window (a new shift may continue them as a
@@ -54,7 +53,6 @@ from .evaluate import (
     point_fields,
     review_open,
     scan_new,
-    segment_noise,
     series_noise,
     to_change_point,
     young_segment,
@@ -100,10 +98,7 @@ class OnlineDetector:
         # the runs' column, which would be all NaN (the same Series, less work on every build)
         self._runs = 0
         self._noise_at = -1
-        self._noise: Noise | None = None  # the window's, at block boundary _noise_at
-        self._noise_src: Series | None = None  # the window it was estimated on (None: the stored one at _noise_at)
-        self._seg_noise_key: tuple[int, int] | None = None  # (block boundary, segment start) of _seg_noise
-        self._seg_noise: Noise | None = None  # what the scan and the review use: segment_noise of _noise
+        self._noise: Noise | None = None
         self._block: _Block | None = None
         self.index = -1
         self.segment_start = 0
@@ -160,37 +155,19 @@ class OnlineDetector:
 
     def _noise_for(self, s: Series) -> Noise:
         """Noise of the window ending at the last block boundary ``b`` (every ``NOISE_EVERY`` builds; every
-        build during the first ``NOISE_EVERY``), or of the current segment's builds in it where they are much
-        quieter (``evaluate.segment_noise``): a pure function of the stored points and the segment start."""
+        build during the first ``NOISE_EVERY``): a pure function of the stored points."""
         k = self.index
         b = k if k < NOISE_EVERY else k - k % NOISE_EVERY
         if b != self._noise_at or self._noise is None:
-            src = s
             if b == k:  # the window is s itself, built already: estimated from it (the block's next build caches it)
                 noise = series_noise(s)
             else:
                 ns, noise = _window(*self._window_key(b))
                 if ns.mode != s.mode or ns.log != s.log:
                     noise = series_noise(s)
-                else:
-                    src = ns
-            self._noise, self._noise_src = noise, src
+            self._noise = noise
             self._noise_at = b
-        # the segment the scan or the open alert's review reads: an open alert's own culprit is not a level change
-        # yet (streaming moves segment_start onto it while reviewing it; a resumed detector does not)
-        return self._segment_noise(b, self._open_prev_start if self.open is not None else self.segment_start)
-
-    def _segment_noise(self, b: int, seg: int) -> Noise:
-        """``evaluate.segment_noise`` of the block's noise (``_noise``, at ``b``) for the segment from ``seg``, once
-        per block and segment."""
-        if self._seg_noise_key != (b, seg) or self._seg_noise is None:
-            if self._noise_src is None:  # the block's noise came from the stored window at b (_cached_block)
-                self._seg_noise = _cached_segment_noise(self._window_key(b), seg)
-            else:
-                assert self._noise is not None
-                self._seg_noise = segment_noise(self._noise_src, self._noise, seg)
-            self._seg_noise_key = (b, seg)
-        return self._seg_noise
+        return self._noise
 
     def _window_key(self, end: int) -> tuple:
         """The stored fields of the window ending at absolute index ``end`` (``_series``'s), as ``_window``'s key."""
@@ -226,12 +203,11 @@ class OnlineDetector:
             return blk
         if self._noise_at == b and self._noise is not None:
             # the block's noise is already known (a review or scan of this block estimated it): as it is
-            self._block = _block_summary(self._series(b), self.segment_start, b, self.config, self._noise,
-                                         self._segment_noise(b, self.segment_start))
+            self._block = _block_summary(self._series(b), self.segment_start, b, self.config, self._noise)
             return self._block
         self._block = _cached_block(self._window_key(b), self.segment_start, b, self.config)
         if self._block.noise is not None:
-            self._noise, self._noise_src, self._noise_at = self._block.noise, None, b
+            self._noise, self._noise_at = self._block.noise, b
         return self._block
 
     def _quiet(self) -> bool:
@@ -464,16 +440,14 @@ def _quick_se(m: int, nb: int, noise: Noise) -> float:
     return math.sqrt(v)
 
 
-def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig, noise: Noise,
-                   screen: Noise) -> _Block:
-    """The quick screen's summary of the window ``s`` ending at the block boundary ``b``, whose noise is ``noise``
-    (kept as the block's); its limits are those of ``screen``, the noise the scan reads (``segment_noise``)."""
+def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig, noise: Noise) -> _Block:
+    """The quick screen's summary of the window ``s`` ending at the block boundary ``b``, whose noise is ``noise``."""
     seg_lo = max(segment_start, s.index0)
     j0 = seg_lo - s.index0
     nb = s.y.size - j0
     if nb < config.min_before:
         return _Block(b, segment_start, None, 0.0, 0, 0.0, 0.0, 0.0, "", False, (), False)
-    zc = critical_z(config.alpha, 1, screen.df, config.sensitivity)
+    zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
     seg = s.y[j0:]
     cref = tref = 0.0
     if s.mode == "rate":
@@ -484,8 +458,8 @@ def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig
     limits: tuple[float, ...] = ()
     if s.mode == "step":
         limits = (QUICK_FRACTION * zc * noise.sigma,)
-    elif s.mode == "level" and screen.sigma > 0:
-        limits = tuple(QUICK_FRACTION * zc * screen.sigma * _quick_se(m, nb, screen)
+    elif s.mode == "level" and noise.sigma > 0:
+        limits = tuple(QUICK_FRACTION * zc * noise.sigma * _quick_se(m, nb, noise)
                        for m in range(config.min_after, QUICK_M + 1))
     # A noiseless block has no limits, so every build was scanned. Where its segment is one value (a counter that
     # holds still) it is quiet while the builds keep that value (``_quiet``). Only without runs: with them the
@@ -515,14 +489,7 @@ def _window(vals: tuple[float, ...], cnts: tuple[float, ...] | None, tots: tuple
 def _cached_block(key: tuple, segment_start: int, b: int, config: DetectorConfig) -> _Block:
     """``_block_summary`` of the window with these stored fields (``_window``'s key) for this segment start."""
     s, noise = _window(*key)
-    return _block_summary(s, segment_start, b, config, noise, _cached_segment_noise(key, segment_start))
-
-
-@lru_cache(maxsize=WINDOW_CACHE_SIZE)
-def _cached_segment_noise(key: tuple, seg_start: int) -> Noise:
-    """``evaluate.segment_noise`` of the window with these stored fields (``_window``'s key) and its noise."""
-    s, noise = _window(*key)
-    return segment_noise(s, noise, seg_start)
+    return _block_summary(s, segment_start, b, config, noise)
 
 
 #: The estimates a review refines in place (``_update``, with ``z``).
