@@ -363,6 +363,22 @@ def _assert_resumes_as_it_streams(pts: list[Point], builds: range) -> None:
         assert got == ref_events[k], k
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_window_on_another_scale_than_its_block_is_judged_on_its_own_noise(seed):
+    # A zero value (a broken build's timing: any finite value is accepted) at 115 takes the window off the log scale
+    # from there, mid-block; the block's noise (at 112) is in log units. Streaming kept it for the block and gave the
+    # +8% step at 120 a p-value of 1e-149 (its level's CI +-0.005 ms); a detector resumed at those builds, like the
+    # worker, reads the window's own noise (p ~1e-8). Both now read it.
+    rng = np.random.default_rng(seed)
+    y = 100 * np.exp(rng.normal(0, 0.02, 200))
+    y[120:] *= 1.08
+    y[115] = 0.0
+    pts = [Point(float(v)) for v in y]
+    _assert_resumes_as_it_streams(pts, range(113, 130))
+    step = next(c for c in detect_online(pts, kind="time") if c.index == 120)
+    assert step.p_value > 1e-20
+
+
 def test_it_agrees_online_and_in_hindsight_on_clear_shifts():
     rng = np.random.default_rng(9)
     pts = time_series(rng, 300, shifts={80: 0.1, 180: -0.08}, cv=0.05)
