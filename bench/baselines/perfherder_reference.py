@@ -20,9 +20,11 @@ import subprocess
 import types
 from pathlib import Path
 
+from .perfherder_ttest import alert, record_values
+
 #: Where Perfherder's detector lives in a treeherder checkout.
 PERFALERT_PATH = "treeherder/perfalert/perfalert/__init__.py"
-FORE_WINDOW = 12
+FORE_WINDOW = 12  # Perfherder's default, which detect_changes_reference does not change
 
 
 def load_perfalert(git_dir: str | Path, rev: str = "HEAD") -> types.ModuleType:
@@ -49,22 +51,13 @@ def detect_changes_reference(perfalert: types.ModuleType, values: list[float], t
     format: the builds it marks whose relative change is at least ``min_rel_change``."""
     data = [perfalert.RevisionDatum(i, i, [v]) for i, v in enumerate(values)]
     n = len(data)
-    out = []
-    for d in perfalert.detect_changes(data, t_threshold=t_threshold):
-        if not d.change_detected:
-            continue
-        hist, fwd = d.historical_stats["avg"], d.forward_stats["avg"]
-        rel = (fwd - hist) / hist if hist else 0.0
-        if abs(rel) < min_rel_change:
-            continue
-        i = d.push_id
-        out.append({"index": i, "direction": "regression" if (fwd > hist) == lower_is_better else "improvement",
-                    "rel_change": rel, "t": d.t, "detected_at": min(n - 1, i + FORE_WINDOW - 1)})
-    return out
+    changes = (alert(d.push_id, n, d.historical_stats["avg"], d.forward_stats["avg"], d.t,
+                     min_rel_change=min_rel_change, lower_is_better=lower_is_better, fore_window=FORE_WINDOW)
+               for d in perfalert.detect_changes(data, t_threshold=t_threshold) if d.change_detected)
+    return [c for c in changes if c is not None]
 
 
 def detect_record_reference(perfalert: types.ModuleType, rec: dict, t_threshold: float = 7.0) -> list[dict]:
-    """``detect_changes_reference`` of a series record of the eval kit's format (as ``detect_record``)."""
-    lower = rec.get("direction", "lower_is_better") != "higher_is_better"
-    return detect_changes_reference(perfalert, [float(p["value"]) for p in rec["points"]], t_threshold,
-                                    lower_is_better=lower)
+    """``detect_changes_reference`` of a series record of the eval kit's format (``record_values``)."""
+    values, lower = record_values(rec)
+    return detect_changes_reference(perfalert, values, t_threshold, lower_is_better=lower)

@@ -84,8 +84,8 @@ def detect_changes(values: Sequence[float], min_back_window: int = 12, max_back_
     n = len(values)
     t = [0.0] * n
     full = [False] * n
-    rel = [0.0] * n
-    up = [False] * n
+    hist = [0.0] * n
+    fwd = [0.0] * n
     builds_since_crossing = 0
     for i in range(1, n):
         reach = min(max(builds_since_crossing, min_back_window), max_back_window)
@@ -94,24 +94,42 @@ def detect_changes(values: Sequence[float], min_back_window: int = 12, max_back_
         fore = list(values[i:i + fore_window])
         t[i] = abs(calc_t(back, fore, linear_weights))
         full[i] = len(back) >= min_back_window and len(fore) >= fore_window
-        hist, fwd = analyze(back)["avg"], analyze(fore)["avg"]
-        rel[i] = (fwd - hist) / hist if hist else 0.0
-        up[i] = fwd > hist
+        hist[i], fwd[i] = analyze(back)["avg"], analyze(fore)["avg"]
         builds_since_crossing = 0 if t[i] > t_threshold else builds_since_crossing + 1
     out = []
     for i in range(1, n):
         peak = t[i] >= t[i - 1] and (i + 1 == n or t[i] >= t[i + 1])
-        if full[i] and t[i] > t_threshold and peak and abs(rel[i]) >= min_rel_change:
-            out.append({"index": i, "direction": "regression" if up[i] == lower_is_better else "improvement",
-                        "rel_change": rel[i], "t": t[i], "detected_at": min(n - 1, i + fore_window - 1)})
+        if full[i] and t[i] > t_threshold and peak:
+            change = alert(i, n, hist[i], fwd[i], t[i], min_rel_change=min_rel_change,
+                           lower_is_better=lower_is_better, fore_window=fore_window)
+            if change is not None:
+                out.append(change)
     return out
 
 
+def alert(i: int, n: int, hist: float, fwd: float, t: float, *, min_rel_change: float, lower_is_better: bool,
+          fore_window: int) -> dict | None:
+    """The change point ``{"index", "direction", "rel_change", "t", "detected_at"}`` of a peak at build ``i`` of ``n``
+    whose back and fore windows' plain means are ``hist`` and ``fwd``, or None under Perfherder's alert threshold
+    (``min_rel_change`` of ``(fwd - hist) / hist``). Shared with ``perfherder_reference.py``, whose change points
+    are compared with these whole."""
+    rel = (fwd - hist) / hist if hist else 0.0
+    if abs(rel) < min_rel_change:
+        return None
+    return {"index": i, "direction": "regression" if (fwd > hist) == lower_is_better else "improvement",
+            "rel_change": rel, "t": t, "detected_at": min(n - 1, i + fore_window - 1)}
+
+
+def record_values(rec: dict) -> tuple[list[float], bool]:
+    """``(values, lower_is_better)`` of a series record of the eval kit's format (``points``' values, its
+    ``direction``: lower is better unless it says higher)."""
+    return [float(p["value"]) for p in rec["points"]], rec.get("direction", "lower_is_better") != "higher_is_better"
+
+
 def detect_record(rec: dict, t_threshold: float = 7.0) -> list[dict]:
-    """``detect_changes`` of a series record of the eval kit's format (``points``' values, its ``direction``,
-    lower is better unless it says higher)."""
-    lower = rec.get("direction", "lower_is_better") != "higher_is_better"
-    return detect_changes([float(p["value"]) for p in rec["points"]], t_threshold=t_threshold, lower_is_better=lower)
+    """``detect_changes`` of a series record of the eval kit's format (``record_values``)."""
+    values, lower = record_values(rec)
+    return detect_changes(values, t_threshold=t_threshold, lower_is_better=lower)
 
 
 def detect_changes_fast(values: Sequence[float], back: int = 12, fore: int = 12, t_threshold: float = 7.0,
