@@ -62,3 +62,23 @@ def test_the_script_exits_non_zero_when_a_build_differs(tmp_path, monkeypatch, c
     assert "series with a build decided otherwise on resume: 0" in capsys.readouterr().out
     monkeypatch.setattr(er, "differences", lambda rec: [(1, [], [("raised",)])])
     assert er.main() == 1
+
+
+def test_a_drift_longer_than_the_loaded_builds_resumes_with_the_same_start():
+    # A real quiet excerpt (autoland pdfpaint, three times over) creeping +200% over 300 builds: one live drift of
+    # ~290 builds. Its first step's plausible range started a build before its culprit; once those builds were
+    # older than the 128 the worker loads, the resumed detector put the drift's start on the culprit where the
+    # streaming one kept the range's start (83 builds decided otherwise). The start is the first culprit now,
+    # which the stored drift's culprit and window_builds give wherever it began.
+    from alerts.detection import Point, detect_online
+    from tests.detection.helpers import pdfpaint_quiet
+
+    base = pdfpaint_quiet() * 3
+    n = len(base)
+    vals = [v * (1 + 2.0 * min(max(i - 40, 0), n - 60) / (n - 60)) for i, v in enumerate(base)]
+    rec = {"id": "creep", "metric": "pdfpaint", "kind": "time", "unit": "ms", "direction": "lower_is_better",
+           "points": [{"build": str(i), "value": v} for i, v in enumerate(vals)]}
+    live = [c for c in detect_online([Point(v) for v in vals], kind="time") if not c.withdrawn]
+    assert len(live) == 1 and live[0].shape == "drift" and live[0].window_builds > er.LOADED
+    assert live[0].first_index == live[0].index - live[0].window_builds + 1
+    assert er.differences(rec) == []
