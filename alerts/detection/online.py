@@ -4,7 +4,9 @@ State of an :class:`OnlineDetector` is exactly:
 
 * the last ``config.window + NOISE_EVERY`` points (raw values, counts, totals) and the absolute index of
   the newest one (the noise estimate is refreshed every ``NOISE_EVERY`` builds from the ``window`` builds
-  ending at that block boundary, so it too is a function of the stored points);
+  ending at that block boundary, or from the current segment's builds in them where those are much quieter,
+  ``evaluate.segment_noise``, while the newest builds are not louder than they, ``_noise_returned``, so it too
+  is a function of the stored points and the segment start);
 * ``segment_start``: the culprit of the last *confirmed* change point (the current level starts there);
 * the open (raised, not yet confirmed or withdrawn) change point, if any, and the segment start before it;
 * the live confirmed change points whose culprit lies in the window (a new shift may continue them as a
@@ -53,6 +55,7 @@ from .evaluate import (
     point_fields,
     review_open,
     scan_new,
+    segment_noise,
     series_noise,
     to_change_point,
     young_segment,
@@ -76,6 +79,13 @@ NOISE_EVERY = 16
 SCAN_EVERY = 8
 QUICK_M = 8
 QUICK_FRACTION = 0.5
+#: A quiet segment's own noise is set aside once the newest ``NOISE_RETURN_BUILDS`` builds' differences (the largest
+#: left out) have a mean square this many times a difference's under it (``OnlineDetector._noise_returned``): the 1%
+#: point of a chi-square of their 14 degrees of freedom, over 14. Sixteen builds rather than eight: with eight, a
+#: third of the builds 1.5% slower after a 0.4% segment raised twice the false alarms, and a step arriving with the
+#: returning noise was missed more often (measured, docs/DETECTION.md, twentieth session).
+NOISE_RETURN_RATIO = 2.08
+NOISE_RETURN_BUILDS = 16
 
 
 class OnlineDetector:
@@ -98,8 +108,11 @@ class OnlineDetector:
         # the runs' column, which would be all NaN (the same Series, less work on every build)
         self._runs = 0
         self._noise_at = -1
-        self._noise: Noise | None = None
+        self._noise: Noise | None = None  # the window's, at block boundary _noise_at
         self._noise_scale: tuple[str, bool] = ("", False)  # (mode, log) of the window _noise was estimated on
+        self._noise_src: Series | None = None  # the window it was estimated on (None: the stored one at _noise_at)
+        self._seg_noise_key: tuple[int, int] | None = None  # (block boundary, segment start) of _seg_noise
+        self._seg_noise: Noise | None = None  # what the scan and the review use: segment_noise of _noise
         self._block: _Block | None = None
         self.index = -1
         self.segment_start = 0
@@ -156,24 +169,56 @@ class OnlineDetector:
 
     def _noise_for(self, s: Series) -> Noise:
         """Noise of the window ending at the last block boundary ``b`` (every ``NOISE_EVERY`` builds; every
-        build during the first ``NOISE_EVERY``), or, where ``s`` is on another scale than that window (a
+        build during the first ``NOISE_EVERY``), or of the current segment's builds in it where they are much
+        quieter (``evaluate.segment_noise``), or, where ``s`` is on another scale than that window (a
         non-positive value has entered it, or a size window's steps are no longer deterministic), of ``s`` itself:
-        a pure function of the stored points."""
+        a pure function of the stored points and the segment start."""
         k = self.index
         b = k if k < NOISE_EVERY else k - k % NOISE_EVERY
         if b != self._noise_at or self._noise is None:
             if b == k:  # the window is s itself, built already: estimated from it (the block's next build caches it)
-                noise, scale = series_noise(s), (s.mode, s.log)
+                noise, src = series_noise(s), s
             else:
-                ns, noise = _window(*self._window_key(b))
-                scale = (ns.mode, ns.log)
-            self._noise, self._noise_scale, self._noise_at = noise, scale, b
+                src, noise = _window(*self._window_key(b))
+            self._noise, self._noise_scale, self._noise_src, self._noise_at = noise, (src.mode, src.log), src, b
         if (s.mode, s.log) != self._noise_scale:
             # The block's noise is in other units (log differences for a linear window, or a size step's creep for a
             # level window): read from s on every such build, as a resumed detector does. Kept for the block, it
             # gave a timing a p-value of 1e-149 for an 8% step once a zero value entered the window (1e-8 resumed).
             return series_noise(s)
-        return self._noise
+        # the segment the scan or the open alert's review reads: an open alert's own culprit is not a level change
+        # yet (streaming moves segment_start onto it while reviewing it; a resumed detector does not)
+        own = self._segment_noise(b, self._open_prev_start if self.open is not None else self.segment_start)
+        if own is not self._noise and self._noise_returned(own, s.log):
+            return self._noise
+        return own
+
+    def _noise_returned(self, own: Noise, log: bool) -> bool:
+        """Whether the newest ``NOISE_RETURN_BUILDS`` builds are noisier than the quiet segment's own noise ``own``
+        says: the mean square of their build-to-build differences (on the analysis scale), the largest left out,
+        beyond ``NOISE_RETURN_RATIO`` times that of a difference under ``own`` (``2 sigma^2``). The largest may be a
+        step, which the segment's noise is there to judge. The segment's estimate stops at the block boundary and
+        trims its largest differences, so noise coming back after it was judged on the quiet noise: 2% noise, a -4%
+        change, 40 builds at 0.4%, then 2% again raised a lasting false alarm in 13 of 60 series (1 on the window's
+        noise alone). Where it has come back, the window's noise is used, as before the segment's was read. A pure
+        function of the stored builds, as the worker resumes them."""
+        ys = self._vals[-NOISE_RETURN_BUILDS:]
+        if log:
+            ys = [math.log(v) if v > 0 else math.nan for v in ys]
+        d = sorted((ys[i] - ys[i - 1]) ** 2 for i in range(1, len(ys)))
+        return len(d) >= 2 and not sum(d[:-1]) <= NOISE_RETURN_RATIO * 2.0 * own.sigma**2 * (len(d) - 1)
+
+    def _segment_noise(self, b: int, seg: int) -> Noise:
+        """``evaluate.segment_noise`` of the block's noise (``_noise``, at ``b``) for the segment from ``seg``, once
+        per block and segment."""
+        if self._seg_noise_key != (b, seg) or self._seg_noise is None:
+            if self._noise_src is None:  # the block's noise came from the stored window at b (_cached_block)
+                self._seg_noise = _cached_segment_noise(self._window_key(b), seg)
+            else:
+                assert self._noise is not None
+                self._seg_noise = segment_noise(self._noise_src, self._noise, seg)
+            self._seg_noise_key = (b, seg)
+        return self._seg_noise
 
     def _window_key(self, end: int) -> tuple:
         """The stored fields of the window ending at absolute index ``end`` (``_series``'s), as ``_window``'s key."""
@@ -209,11 +254,13 @@ class OnlineDetector:
             return blk
         if self._noise_at == b and self._noise is not None:
             # the block's noise is already known (a review or scan of this block estimated it): as it is
-            self._block = _block_summary(self._series(b), self.segment_start, b, self.config, self._noise)
+            self._block = _block_summary(self._series(b), self.segment_start, b, self.config, self._noise,
+                                         self._segment_noise(b, self.segment_start))
             return self._block
         self._block = _cached_block(self._window_key(b), self.segment_start, b, self.config)
         if self._block.noise is not None:
-            self._noise, self._noise_scale, self._noise_at = self._block.noise, (self._block.mode, self._block.log), b
+            self._noise, self._noise_scale, self._noise_src, self._noise_at = (
+                self._block.noise, (self._block.mode, self._block.log), None, b)
         return self._block
 
     def _quiet(self) -> bool:
@@ -446,14 +493,16 @@ def _quick_se(m: int, nb: int, noise: Noise) -> float:
     return math.sqrt(v)
 
 
-def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig, noise: Noise) -> _Block:
-    """The quick screen's summary of the window ``s`` ending at the block boundary ``b``, whose noise is ``noise``."""
+def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig, noise: Noise,
+                   screen: Noise) -> _Block:
+    """The quick screen's summary of the window ``s`` ending at the block boundary ``b``, whose noise is ``noise``
+    (kept as the block's); its limits are those of ``screen``, the noise the scan reads (``segment_noise``)."""
     seg_lo = max(segment_start, s.index0)
     j0 = seg_lo - s.index0
     nb = s.y.size - j0
     if nb < config.min_before:
         return _Block(b, segment_start, None, 0.0, 0, 0.0, 0.0, 0.0, "", False, (), False)
-    zc = critical_z(config.alpha, 1, noise.df, config.sensitivity)
+    zc = critical_z(config.alpha, 1, screen.df, config.sensitivity)
     seg = s.y[j0:]
     cref = tref = 0.0
     if s.mode == "rate":
@@ -464,8 +513,8 @@ def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig
     limits: tuple[float, ...] = ()
     if s.mode == "step":
         limits = (QUICK_FRACTION * zc * noise.sigma,)
-    elif s.mode == "level" and noise.sigma > 0:
-        limits = tuple(QUICK_FRACTION * zc * noise.sigma * _quick_se(m, nb, noise)
+    elif s.mode == "level" and screen.sigma > 0:
+        limits = tuple(QUICK_FRACTION * zc * screen.sigma * _quick_se(m, nb, screen)
                        for m in range(config.min_after, QUICK_M + 1))
     # A noiseless block has no limits, so every build was scanned. Where its segment is one value (a counter that
     # holds still) it is quiet while the builds keep that value (``_quiet``). Only without runs: with them the
@@ -495,7 +544,14 @@ def _window(vals: tuple[float, ...], cnts: tuple[float, ...] | None, tots: tuple
 def _cached_block(key: tuple, segment_start: int, b: int, config: DetectorConfig) -> _Block:
     """``_block_summary`` of the window with these stored fields (``_window``'s key) for this segment start."""
     s, noise = _window(*key)
-    return _block_summary(s, segment_start, b, config, noise)
+    return _block_summary(s, segment_start, b, config, noise, _cached_segment_noise(key, segment_start))
+
+
+@lru_cache(maxsize=WINDOW_CACHE_SIZE)
+def _cached_segment_noise(key: tuple, seg_start: int) -> Noise:
+    """``evaluate.segment_noise`` of the window with these stored fields (``_window``'s key) and its noise."""
+    s, noise = _window(*key)
+    return segment_noise(s, noise, seg_start)
 
 
 #: The estimates a review refines in place (``_update``, with ``z``).
