@@ -1,5 +1,6 @@
 """evaluate.segment_noise: a segment after a confirmed change that is much quieter than the window is judged on its
-own noise, by the scan, the review and the quick screen alike, and a resumed detector does the same."""
+own noise, by the scan, the review and the quick screen alike, and a resumed detector does the same; the online
+detector sets it aside once the newest builds are louder than it (``OnlineDetector._noise_returned``)."""
 
 from __future__ import annotations
 
