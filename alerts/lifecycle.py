@@ -126,8 +126,12 @@ def merge_into(cp: ChangePoint, ctx: SeriesContext, drift: Alert, *, decided_bui
     if alert is None:
         return None
     _carry_triage(alert, drift)
-    if drift.first_build_id is None:  # a drift longer than the loaded window still says where it started
-        drift.first_build_id = alert.first_build_id or alert.build_id
+    if drift.first_build_id is None:
+        # A drift longer than the loaded window still says where it started: its first culprit
+        # (``drift.drift_start``), which the first merged alert, the run's head, gives: a drift head's stored
+        # first build, a shift head's own culprit (not its plausible range's start, a build or three sooner).
+        head_is_drift = alert.shape == "drift" and alert.first_build_id is not None
+        drift.first_build_id = alert.first_build_id if head_is_drift else alert.build_id
     drift.save(update_fields=["note", "status", "reassigned_to", "first_build", "updated"])
     alert.detection, alert.merged_into, alert.decided_build_id = Alert.Detection.WITHDRAWN, drift, decided_build_id
     alert.save(update_fields=["detection", "merged_into", "decided_build", "updated"])

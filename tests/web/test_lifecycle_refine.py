@@ -58,3 +58,24 @@ def test_an_alert_raised_anew_where_a_withdrawn_one_sits_is_detected_by_the_new_
     assert saved.detected_build_id == world.builds[26].pk
     assert lifecycle.as_change_point(saved, index_of).detected_at == 26
     assert "flaky runner, see INFRA-12" in saved.note
+
+
+def test_a_drift_that_began_before_the_loaded_builds_starts_at_its_first_merged_shifts_culprit(world):
+    # The detector puts an online drift's start on its first culprit (``drift.drift_start``). When that build is
+    # older than the worker loaded, the drift is stored without a first build, and the first alert merged into it
+    # (the run's head) says where it began: a shift head's culprit, not its plausible range's start.
+    ctx, pts = context(world)
+    index_of = {p.build_id: i for i, p in enumerate(pts)}
+    head = world.alerts["startup"]  # a shift at builds[30]
+    Alert.objects.filter(pk=head.pk).update(first_build=world.builds[28])
+    head.refresh_from_db()
+    drift_cp = dataclasses.replace(lifecycle.as_change_point(head, index_of), index=36, first_index=36, last_index=36,
+                                   shape="drift", window_builds=7, slope_per_build=1.0)
+    drift = lifecycle.save_change_point(drift_cp, ctx, decided_build_id=None, raised=True)
+    Alert.objects.filter(pk=drift.pk).update(first_build=None)
+    drift.refresh_from_db()
+    lifecycle.merge_into(lifecycle.as_change_point(head, index_of), ctx, drift, decided_build_id=None)
+    drift.refresh_from_db()
+    head.refresh_from_db()
+    assert drift.first_build_id == world.builds[30].pk
+    assert head.merged_into_id == drift.pk and head.detection == Alert.Detection.WITHDRAWN
