@@ -253,8 +253,10 @@ class OnlineDetector:
         if blk is not None and blk.at == b and blk.seg_start == self.segment_start:
             return blk
         if self._noise_at == b and self._noise is not None:
-            # the block's noise is already known (a review or scan of this block estimated it): as it is
-            self._block = _block_summary(self._series(b), self.segment_start, b, self.config, self._noise,
+            # the block's noise is already known (a review or scan of this block estimated it): as it is, with the
+            # window it was estimated on (the one ending at b) rather than that window built again
+            src = self._noise_src if self._noise_src is not None else self._series(b)
+            self._block = _block_summary(src, self.segment_start, b, self.config, self._noise,
                                          self._segment_noise(b, self.segment_start))
             return self._block
         self._block = _cached_block(self._window_key(b), self.segment_start, b, self.config)
@@ -323,7 +325,8 @@ class OnlineDetector:
         # the medians of the newest m builds, m = m0..QUICK_M, from one sorted list grown by the next older build
         # (insort) instead of a sort per m: the same values for a fraction of the work. With a NaN among them (a
         # non-positive value of a log block) the order of a sort is undefined: a sort per m, as list_median does.
-        srt = None if any(v != v for v in last) else sorted(last[n - m0:])
+        # (a NaN can only be a log block's: ``math.nan``, the one NaN object ``_logs`` holds, found by identity)
+        srt = None if blk.log and math.nan in last else sorted(last[n - m0:])
         for m in range(m0, min(QUICK_M, n) + 1):
             if srt is None:
                 med = list_median(last[-m:])
@@ -487,9 +490,10 @@ class _Block:
     flat: bool  # a noiseless level block whose segment is one value
 
 
-def _quick_se(m: int, nb: int, noise: Noise) -> float:
+def _quick_se(m: int, nb: int, noise: Noise, before: float) -> float:
+    """``before``: ``median_var_factor(nb) / nb``, the same for every ``m`` of a block."""
     iid = 1.0 / m + 1.0 / nb
-    v = (median_var_factor(m) / m + median_var_factor(nb) / nb) * noise_contrast(noise, m, nb) / iid
+    v = (median_var_factor(m) / m + before) * noise_contrast(noise, m, nb) / iid
     return math.sqrt(v)
 
 
@@ -514,7 +518,8 @@ def _block_summary(s: Series, segment_start: int, b: int, config: DetectorConfig
     if s.mode == "step":
         limits = (QUICK_FRACTION * zc * noise.sigma,)
     elif s.mode == "level" and screen.sigma > 0:
-        limits = tuple(QUICK_FRACTION * zc * screen.sigma * _quick_se(m, nb, screen)
+        before = median_var_factor(nb) / nb
+        limits = tuple(QUICK_FRACTION * zc * screen.sigma * _quick_se(m, nb, screen, before)
                        for m in range(config.min_after, QUICK_M + 1))
     # A noiseless block has no limits, so every build was scanned. Where its segment is one value (a counter that
     # holds still) it is quiet while the builds keep that value (``_quiet``). Only without runs: with them the
