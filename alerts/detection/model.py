@@ -57,6 +57,9 @@ class Point:
             if len(s) == 0:
                 raise ValueError("Point.samples is empty: omit it (None) or give at least one run")
             if isinstance(s, np.ndarray):
+                if s.dtype.kind == "f" and s.dtype.itemsize > 8:  # wider than float64: finite as read (float64)
+                    with np.errstate(over="ignore"):
+                        s = s.astype(np.float64)
                 ok = bool(np.isfinite(s).all())
             else:
                 ok = math.isfinite(sum(s)) or all(math.isfinite(float(x)) for x in s)  # sum: fast path
@@ -243,7 +246,7 @@ def _plainly_valid(fields: Sequence[tuple[float, np.ndarray | None, int | None, 
         if type(v) is not float or not math.isfinite(v):
             return False
         if s is not None:
-            if type(s) is not np.ndarray or s.dtype.kind != "f" or s.ndim != 1 or not len(s):
+            if type(s) is not np.ndarray or s.dtype.kind != "f" or s.dtype.itemsize > 8 or s.ndim != 1 or not len(s):
                 return False
             runs.append(s)
         if (c is not None or t is not None) and (

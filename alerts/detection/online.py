@@ -254,8 +254,12 @@ class OnlineDetector:
             return blk
         if self._noise_at == b and self._noise is not None:
             # the block's noise is already known (a review or scan of this block estimated it): as it is, with the
-            # window it was estimated on (the one ending at b) rather than that window built again
-            src = self._noise_src if self._noise_src is not None else self._series(b)
+            # window it was estimated on (the one ending at b) rather than that window built again, unless the kept
+            # builds with runs changed since so that the window built now would have a runs' column where that one
+            # had none, or the reverse (the same values; the noiseless-block rule reads whether there is a column)
+            src = self._noise_src
+            if src is None or (src.within is None) != (not self._runs or self.kind not in SAMPLED_KINDS or not src.log):
+                src = self._series(b)
             self._block = _block_summary(src, self.segment_start, b, self.config, self._noise,
                                          self._segment_noise(b, self.segment_start))
             return self._block
@@ -325,8 +329,10 @@ class OnlineDetector:
         # the medians of the newest m builds, m = m0..QUICK_M, from one sorted list grown by the next older build
         # (insort) instead of a sort per m: the same values for a fraction of the work. With a NaN among them (a
         # non-positive value of a log block) the order of a sort is undefined: a sort per m, as list_median does.
-        # (a NaN can only be a log block's: ``math.nan``, the one NaN object ``_logs`` holds, found by identity)
-        srt = None if blk.log and math.nan in last else sorted(last[n - m0:])
+        # A log block's values hold one NaN object, ``math.nan`` (``_logs``), which ``in`` finds by identity; a linear
+        # block's may hold others (runs the float conversion overflows give a NaN trimmed mean).
+        has_nan = math.nan in last if blk.log else any(v != v for v in last)
+        srt = None if has_nan else sorted(last[n - m0:])
         for m in range(m0, min(QUICK_M, n) + 1):
             if srt is None:
                 med = list_median(last[-m:])

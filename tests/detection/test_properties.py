@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alerts.detection import DetectorConfig, Point, detect_hindsight, detect_online, sensitivity
+from alerts.detection.model import many_points
 
 KIND = st.sampled_from(["time", "memory", "size", "rate", "count", "score", "other"])
 
@@ -115,6 +116,20 @@ def test_it_rejects_non_finite_samples(samples):
             Point(1.0, tuple(samples))
         with pytest.raises(ValueError, match="NaN or infinite"):
             Point(1.0, np.array(samples))
+
+
+def test_it_rejects_runs_finite_only_in_a_type_wider_than_the_float64_the_detector_reads():
+    # 1e400 is finite as a long double and infinite as the float64 the detector reads runs as: run means of
+    # such builds were NaN and reached the screen and the scan (a reviewer's adversarial series)
+    huge = np.longdouble("1e400")
+    if not np.isfinite(huge) or float(huge) != math.inf:
+        pytest.skip("this platform's long double is float64: no value is finite only in it")
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        Point(1.0, np.array([huge] * 5))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        many_points([(1.0, np.array([huge] * 5), None, None)])
+    ordinary = Point(1.0, np.array([1.0, 2.0], dtype=np.longdouble))  # within float64's range: accepted as given
+    assert ordinary.samples.dtype == np.longdouble
 
 
 def test_it_rejects_empty_samples_and_impossible_counts():

@@ -9,7 +9,7 @@ from pathlib import Path
 from alerts.detection import DEFAULT, Point
 from alerts.detection.evaluate import Series
 from alerts.detection.model import Event
-from alerts.detection.online import OnlineDetector
+from alerts.detection.online import SCAN_EVERY, OnlineDetector
 from alerts.detection.statistics import Noise
 
 from .helpers import pdfpaint_quiet
@@ -127,3 +127,20 @@ def test_it_scans_a_new_size_series_from_its_first_builds():
     assert min(scanned) < DEFAULT.min_before
     raised = [(at, cp.index) for t, at, cp in events if t == "raised"]
     assert raised and raised[0][1] == 5 and raised[0][0] < DEFAULT.min_before + DEFAULT.min_after - 1
+
+
+def test_a_constant_timing_is_quiet_once_its_only_build_with_runs_has_left_the_kept_builds():
+    # A timing that holds still, whose one build with runs (at 1) is kept until build 1 + _keep: the block before it
+    # leaves was estimated while it was kept. The screen must then judge the block as a window built without a runs'
+    # column, as every later block is (a block summary that reused the window estimated with the column scanned every
+    # build of that block: 15 builds more, the same events).
+    keep = OnlineDetector("time", True)._keep
+    values = [Point(100.0), Point(100.0, samples=(99.0, 100.0, 100.0, 100.0, 101.0))] + [Point(100.0)] * 298
+
+    scanned, events = _stream(values, "time")
+    _, events_every = _stream(values, "time", screen=False)
+
+    assert events == events_every
+    gone = 1 + keep  # the build on which the one with runs leaves the kept builds
+    assert [b for b in scanned if b >= gone and b % SCAN_EVERY] == []
+    assert any(b >= gone for b in scanned)  # the screen's periodic scans go on
