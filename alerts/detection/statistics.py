@@ -276,9 +276,12 @@ def without_flaky(y: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def ar1_from_ratio(r: float) -> float:
-    """Solve ``(1 + rho)(1 + rho^2) = 1 / r`` for rho in [0, 0.8] (r = Var(diff_1) / Var(diff_4))."""
+    """Solve ``(1 + rho)(1 + rho^2) = 1 / r`` for rho in [0, 0.8] (r = Var(diff_1) / Var(diff_4)); r = 0 (a ratio
+    that underflowed: values near float64's limit) is the limit of a vanishing r, the cap."""
     if r >= 1.0:
         return 0.0
+    if r <= 0.0:
+        return 0.8
     target = 1.0 / r
     if (1.8 * (1 + 0.64)) <= target:
         return 0.8

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import random
+import warnings
 
 import numpy as np
 import pytest
@@ -11,8 +13,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
+from alerts.detection import Point, detect_online
 from alerts.detection.statistics import (
     Noise,
+    ar1_from_ratio,
     block_sum_corr,
     contrast_var,
     critical_z,
@@ -323,3 +327,27 @@ def test_a_few_known_flaky_builds_do_not_make_the_noise_read_low():
             ratios.append(estimate_noise(y, flaky=mask).sigma / estimate_noise(y).sigma)
     assert len(ratios) > 20
     assert np.median(ratios) > 0.97
+
+
+def test_a_ratio_that_underflowed_gives_the_capped_coefficient_not_a_division_by_zero():
+    # Runs near float64's limit (a reviewer's adversarial series): the AR part of the lag-1 variance so small
+    # against the lag-4 one's that their ratio underflowed to 0, and the solve divided by it.
+    assert ar1_from_ratio(0.0) == 0.8
+    assert ar1_from_ratio(1e-300) == 0.8
+    assert ar1_from_ratio(1.0) == 0.0
+    rng = random.Random(5)
+    failures = 0
+    for _ in range(60):
+        n = rng.randint(30, 250)
+        points = []
+        for i in range(n):
+            runs = ([rng.choice([1e308, 1.7e308, 1e300]) for _ in range(rng.randint(5, 12))] if rng.random() < 0.3
+                    else [1e307 * (1 + rng.gauss(0, 0.01)) * (2 if i > n // 2 else 1) for _ in range(rng.randint(5, 12))])
+            points.append(Point(1.0, samples=tuple(runs)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the overflow of such runs' squares, expected
+            try:
+                detect_online(points, kind="time")
+            except ZeroDivisionError:
+                failures += 1
+    assert failures == 0
