@@ -330,7 +330,7 @@ class OnlineDetector:
         # (insort) instead of a sort per m: the same values for a fraction of the work. With a NaN among them (a
         # non-positive value of a log block) the order of a sort is undefined: a sort per m, as list_median does.
         # A log block's values hold one NaN object, ``math.nan`` (``_logs``), which ``in`` finds by identity; a linear
-        # block's may hold others (runs the float conversion overflows give a NaN trimmed mean).
+        # block's are checked value by value (``Point`` keeps NaN out of them, but the screen must never sort one).
         has_nan = math.nan in last if blk.log else any(v != v for v in last)
         srt = None if has_nan else sorted(last[n - m0:])
         for m in range(m0, min(QUICK_M, n) + 1):
