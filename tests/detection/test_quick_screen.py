@@ -133,7 +133,7 @@ def test_a_constant_timing_is_quiet_once_its_only_build_with_runs_has_left_the_k
     # A timing that holds still, whose one build with runs (at 1) is kept until build 1 + _keep: the block before it
     # leaves was estimated while it was kept. The screen must then judge the block as a window built without a runs'
     # column, as every later block is (a block summary that reused the window estimated with the column scanned every
-    # build of that block: 15 builds more, the same events).
+    # build of that block: 14 builds more, the same events).
     keep = OnlineDetector("time", True)._keep
     values = [Point(100.0), Point(100.0, samples=(99.0, 100.0, 100.0, 100.0, 101.0))] + [Point(100.0)] * 298
 
