@@ -276,8 +276,9 @@ def without_flaky(y: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def ar1_from_ratio(r: float) -> float:
-    """Solve ``(1 + rho)(1 + rho^2) = 1 / r`` for rho in [0, 0.8] (r = Var(diff_1) / Var(diff_4)); r = 0 (a ratio
-    that underflowed: values near float64's limit) is the limit of a vanishing r, the cap."""
+    """Solve ``(1 + rho)(1 + rho^2) = 1 / r`` for rho in [0, 0.8] (r = Var(diff_1) / Var(diff_4)); r = 0 (a lag-4
+    variance that overflowed, or a lag-1 part that underflowed: build values near float64's limit) is the limit of
+    a vanishing r, the cap."""
     if r >= 1.0:
         return 0.0
     if r <= 0.0:

@@ -329,9 +329,9 @@ def test_a_few_known_flaky_builds_do_not_make_the_noise_read_low():
     assert np.median(ratios) > 0.97
 
 
-def test_a_ratio_that_underflowed_gives_the_capped_coefficient_not_a_division_by_zero():
-    # Runs near float64's limit (a reviewer's adversarial series): the AR part of the lag-1 variance so small
-    # against the lag-4 one's that their ratio underflowed to 0, and the solve divided by it.
+def test_a_vanishing_lag_variance_ratio_gives_the_capped_coefficient_not_a_division_by_zero():
+    # Runs near float64's limit (a reviewer's adversarial series): build values that overflow make the ratio of the
+    # lag-1 and lag-4 AR parts 0, and the solve divided by it.
     assert ar1_from_ratio(0.0) == 0.8
     assert ar1_from_ratio(1e-300) == 0.8
     assert ar1_from_ratio(1.0) == 0.0
