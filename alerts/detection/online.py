@@ -111,6 +111,7 @@ class OnlineDetector:
         self._noise: Noise | None = None  # the window's, at block boundary _noise_at
         self._noise_scale: tuple[str, bool] = ("", False)  # (mode, log) of the window _noise was estimated on
         self._noise_src: Series | None = None  # the window it was estimated on (None: the stored one at _noise_at)
+        self._noise_src_runs = False  # whether kept builds had runs when _noise_src was built (its runs' column)
         self._seg_noise_key: tuple[int, int] | None = None  # (block boundary, segment start) of _seg_noise
         self._seg_noise: Noise | None = None  # what the scan and the review use: segment_noise of _noise
         self._block: _Block | None = None
@@ -181,6 +182,7 @@ class OnlineDetector:
             else:
                 src, noise = _window(*self._window_key(b))
             self._noise, self._noise_scale, self._noise_src, self._noise_at = noise, (src.mode, src.log), src, b
+            self._noise_src_runs = self._runs > 0
         if (s.mode, s.log) != self._noise_scale:
             # The block's noise is in other units (log differences for a linear window, or a size step's creep for a
             # level window): read from s on every such build, as a resumed detector does. Kept for the block, it
@@ -254,11 +256,11 @@ class OnlineDetector:
             return blk
         if self._noise_at == b and self._noise is not None:
             # the block's noise is already known (a review or scan of this block estimated it): as it is, with the
-            # window it was estimated on (the one ending at b) rather than that window built again, unless the kept
-            # builds with runs changed since so that the window built now would have a runs' column where that one
-            # had none, or the reverse (the same values; the noiseless-block rule reads whether there is a column)
+            # window it was estimated on (the one ending at b) where that was built from the same inputs as the
+            # window built now (whether kept builds have runs decides its runs' column, which the noiseless-block
+            # rule reads)
             src = self._noise_src
-            if src is None or (src.within is None) != (not self._runs or self.kind not in SAMPLED_KINDS or not src.log):
+            if src is None or self._noise_src_runs != (self._runs > 0):
                 src = self._series(b)
             self._block = _block_summary(src, self.segment_start, b, self.config, self._noise,
                                          self._segment_noise(b, self.segment_start))
