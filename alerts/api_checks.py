@@ -10,7 +10,6 @@ from ninja import Path, Router, Schema
 from ninja.errors import HttpError
 
 from alerts import premerge
-from alerts.models import Check
 from metrics.errors import ApiError
 from metrics.models import Build, Scope
 from metrics.schemas import ErrorsOut, QueryText
@@ -75,5 +74,5 @@ def check_detail(request: HttpRequest, app: Path[QueryText], platform: Path[Quer
     b = get_object_or_404(Build.objects.select_related("app"), app__name=app, platform=platform, ext_id=build)
     if b.role != Scope.PR or not b.base_commit:
         raise ApiError(400, "build", f"build {build} names no base_commit: it is not a pull-request build")
-    check = Check.objects.select_related("base_build").filter(build=b).first()
+    check = premerge.current_check(b)
     return premerge.check_payload(check, b)

@@ -4,7 +4,9 @@ Flow: a committed "pr" build gets a `Check` row (`pending`, the outbox) and a ta
 check when the base build (the base branch's build whose commit is the PR's `base_commit`) is there, else
 leaves it pending. A branch build arriving later wakes the checks waiting for it; the periodic sweep
 re-queues pending checks whose task was lost and settles those that waited longer than
-`PERF_CHECK_BASE_WAIT_SECONDS` as `no_baseline`. The statistics are `alerts.detection.checks` (pure).
+`PERF_CHECK_BASE_WAIT_SECONDS` as `no_baseline`, and a reader of such an overdue check settles it first
+(`current_check`: tasks in-process have no sweep). A pull-request build's `analysis` is "done" once its check
+is decided. The statistics are `alerts.detection.checks` (pure).
 
 Extension point: `register_extra_rows(fn)` adds a function `fn(build, rows) -> [MetricVerdict]` whose rows
 are appended to every check (a crossed size budget is a `regression` row naming the budget; see issue 13).
@@ -195,9 +197,31 @@ def compute_check(build_pk: int) -> str:
         check.compute_ms = int((time.perf_counter() - started) * 1000)
         check.markdown = render_markdown(check, build, base)
         check.save()
+        # A pull-request build's analysis is its check: the builds API says "done" once it is decided.
+        Build.objects.filter(pk=build.pk).update(analysis=Build.Analysis.DONE, analysis_finished=check.computed,
+                                                 analysis_error="")
         check_pk = check.pk
         transaction.on_commit(lambda: _after_compute(check_pk))
     return check.status
+
+
+def overdue(check: Check | None, build: Build) -> bool:
+    """A pending check whose build has waited `PERF_CHECK_BASE_WAIT_SECONDS` for its base: it is due to settle
+    (as `no_baseline`, or against a base that came late) whether or not a sweep has run since."""
+    if check is None or check.status != Check.Status.PENDING:
+        return False
+    return (timezone.now() - build.created).total_seconds() >= settings.PERF_CHECK_BASE_WAIT_SECONDS
+
+
+def current_check(build: Build) -> Check | None:
+    """The check of a pull-request build as a reader should see it now: an overdue pending check is settled
+    first, so the contract's "at most PERF_CHECK_BASE_WAIT_SECONDS, then no_baseline" holds to the second, with
+    or without a periodic sweep (tasks in-process have none)."""
+    check = Check.objects.select_related("base_build").filter(build=build).first()
+    if overdue(check, build):
+        compute_check(build.pk)
+        check = Check.objects.select_related("base_build").filter(build=build).first()
+    return check
 
 
 def _head_only_inputs(build: Build) -> list[stats.MetricInput]:

@@ -99,6 +99,37 @@ def test_it_settles_a_check_whose_base_never_came_as_no_baseline(history, upload
     assert check(client, app_token, "pr-5")[1]["status"] == "no_baseline"
 
 
+def test_it_settles_an_overdue_check_when_it_is_read_with_no_sweep_having_run(history, upload, client, app_token,
+                                                                              settings, django_user_model,
+                                                                              django_capture_on_commit_callbacks):
+    # Tasks in-process (no broker) have no periodic sweep: the contract's "at most PERF_CHECK_BASE_WAIT_SECONDS,
+    # then no_baseline" must hold for a reader all the same.
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(body("pr-7", history, branch="pr/7", minutes=30, base_commit="beef"))
+        upload(body("pr-8", history, branch="pr/8", minutes=30, base_commit="beef"))
+    assert check(client, app_token, "pr-7")[1]["status"] == "pending"
+    settings.PERF_CHECK_BASE_WAIT_SECONDS = 0
+    st, doc = check(client, app_token, "pr-7")
+    assert st == 200 and doc["status"] == "no_baseline" and doc["summary"]["no_baseline"] == 3, doc
+    assert Check.objects.get(build__ext_id="pr-7").status == "no_baseline"
+    client.force_login(django_user_model.objects.create_user("v", password="p"))
+    assert client.get("/checks/com.example.shop/android/pr-8/").status_code == 200
+    assert Check.objects.get(build__ext_id="pr-8").status == "no_baseline"
+
+
+def test_it_reports_a_pull_request_builds_analysis_done_once_its_check_is_decided(history, upload, client, app_token,
+                                                                                 django_capture_on_commit_callbacks):
+    _, raw = app_token
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(body("pr-9", history, branch="pr/9", minutes=30, base_commit="c27"))
+    build = client.get("/api/v1/builds/com.example.shop/android/pr-9", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
+    assert build["analysis"] == "pending"  # its check waits for the base
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(body(27, history))
+    build = client.get("/api/v1/builds/com.example.shop/android/pr-9", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
+    assert build["analysis"] == "done" and check(client, app_token, "pr-9")[1]["status"] != "pending"
+
+
 def test_it_answers_400_for_a_branch_build_and_404_for_an_unknown_one(history, client, app_token):
     st, doc = check(client, app_token, "3")
     assert st == 400 and doc["errors"][0]["path"] == "build"

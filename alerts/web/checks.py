@@ -7,7 +7,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from alerts import premerge
-from alerts.models import Check
 from alerts.web.format import num, pct
 from metrics.models import Build, Scope
 
@@ -19,7 +18,7 @@ def check_page(request: HttpRequest, app: str, platform: str, build: str) -> Htt
     b = get_object_or_404(Build.objects.select_related("app"), app__name=app, platform=platform, ext_id=build)
     if b.role != Scope.PR:
         raise Http404("not a pull-request build")
-    check = Check.objects.select_related("base_build").filter(build=b).first()
+    check = premerge.current_check(b)
     payload = premerge.check_payload(check, b)
     rows = []
     for r in sorted(payload["metrics"], key=lambda r: (ORDER.get(r["verdict"], 9), r["metric"])):
