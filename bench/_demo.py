@@ -3,7 +3,7 @@
 The values come from `perfplatform.demo_data.generate` (155 metric series of every kind: time and
 memory with 5-15 samples a build, size, count, rate as count/total, score; six planted sustained
 shifts per app/platform). Builds are one minute apart, ending in the past, so uploads of the later
-indices are accepted (timestamps more than a day ahead are refused).
+indices are accepted (timestamps more than a year ahead are refused).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from ninja import Router, Status
 
-from metrics import auth, ratelimit
+from metrics import auth, ratelimit, request_body
 from metrics.formats import FORMATS, FieldError, UploadInvalid, detect_format, parse
 from metrics.formats import complete as complete_rules
 from metrics.formats.base import UploadConflict
@@ -109,11 +109,9 @@ def _is_json_content_type(request: HttpRequest) -> bool:
 )
 def upload(request: HttpRequest):
     limit = settings.PERF_MAX_UPLOAD_BYTES
-    try:
-        declared = int(request.headers.get("Content-Length") or 0)
-    except ValueError:
-        declared = 0
+    declared = request_body.declared_length(request)
     if declared > limit:
+        request_body.drain(request, limit)
         return errors(413, FieldError("", f"body is {declared} bytes; the limit is {limit} (PERF_MAX_UPLOAD_BYTES)"))
 
     token = auth.token_from_request(request)
@@ -126,16 +124,19 @@ def upload(request: HttpRequest):
         return errors(429, FieldError("", f"too many uploads for this token; retry in {wait:.0f}s"),
                       headers={"Retry-After": str(int(wait + 0.999))})
 
-    raw = request.body
+    raw = request_body.read_body(request, limit)
     if len(raw) > limit:
-        return errors(413, FieldError("", f"body is {len(raw)} bytes; the limit is {limit} (PERF_MAX_UPLOAD_BYTES)"))
-    if not _is_json_content_type(request):
-        return errors(415, FieldError("Content-Type", f"expected application/json, got {request.content_type!r}"))
+        size = f"{len(raw)} bytes" if not request_body.is_chunked(request) else f"over {limit} bytes"
+        return errors(413, FieldError("", f"body is {size}; the limit is {limit} (PERF_MAX_UPLOAD_BYTES)"))
+    # The body decides, not the Content-Type: curl and urllib send JSON as form data unless told otherwise.
     try:
         body = json.loads(raw)
     except RecursionError:
         return errors(400, FieldError("", "JSON is nested too deeply"))
     except (UnicodeDecodeError, ValueError) as exc:
+        if not _is_json_content_type(request):
+            return errors(415, FieldError("Content-Type", f"expected a JSON body (application/json), got "
+                                                          f"{request.content_type!r} that is not JSON: {exc}"))
         return errors(415, FieldError("", f"body is not JSON: {exc}"))
 
     params = {k: v for k, v in request.GET.items() if k in QUERY_FIELDS or k == "format"}

@@ -184,10 +184,19 @@ def test_it_refuses_a_body_over_the_limit(upload, settings):
     assert stored_counts() == (0, 0, 0, 0)
 
 
-@pytest.mark.parametrize(("data", "ctype"), [(b"not json at all", "application/json"), (b"{}", "text/plain")])
+@pytest.mark.parametrize(("data", "ctype"), [(b"not json at all", "application/json"), (b"a=1&b=2", "text/plain"),
+                                              (b"metrics=1", "application/x-www-form-urlencoded")])
 def test_it_refuses_a_body_that_is_not_json(upload, data, ctype):
     r = upload(data, content_type=ctype)
     assert r.status_code == 415
+    assert stored_counts() == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("ctype", ["application/x-www-form-urlencoded", "text/plain", "application/octet-stream"])
+def test_it_takes_a_json_body_whatever_content_type_the_client_sent(upload, ctype):
+    # The contract's 415 is for a body that is not JSON; curl -d and urllib label JSON as form data by default.
+    r = upload(json.dumps(native_body()), content_type=ctype)
+    assert r.status_code == 201, r.content
 
 
 def test_it_only_stores_hashes_of_tokens(app_token):

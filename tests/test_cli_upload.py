@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import sys
@@ -17,11 +18,14 @@ from tests.factories import native_body
 from tests.live import ROOT, LiveEnv, free_port
 
 APP = "com.example.shop"
+#: The live server's PERF_MAX_UPLOAD_BYTES: every other upload here is far smaller.
+LIMIT = 2_000_000
 
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
     env = LiveEnv(tmp_path_factory.mktemp("live"))
+    env.env["PERF_MAX_UPLOAD_BYTES"] = str(LIMIT)
     try:
         url = env.start_web()
         yield env, url, env.token(APP)
@@ -113,6 +117,35 @@ def test_it_exits_2_and_prints_the_servers_errors_on_bad_input(live, tmp_path):
     r = cli(write(tmp_path, "bad.json", body), "--server", url, "--token", token)
     assert r.returncode == 2
     assert "metrics[0].samples[1]" in r.stderr
+
+
+def test_it_exits_2_with_the_servers_413_on_a_body_over_its_limit(live, tmp_path):
+    # gunicorn closes on a client still sending a body nobody reads: the CLI saw a broken pipe, retried, and
+    # exited 1 ("cannot reach") without the server's answer.
+    env, url, token = live
+    path = write(tmp_path, "big.json", json.dumps(native_body(1005)) + " " * (6 * LIMIT))
+    r = cli(path, "--server", url, "--token", token, "--retries", "0")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "413" in r.stderr and "PERF_MAX_UPLOAD_BYTES" in r.stderr
+    assert urllib.request.urlopen(f"{url}/healthz", timeout=10).status == 200
+
+
+def test_it_reads_a_chunked_upload_to_its_end(live):
+    # A client streaming its body sends no Content-Length: Django alone reads such a body as empty.
+    env, url, token = live
+    host, port = url.removeprefix("http://").split(":")
+    data = json.dumps(native_body(1006)).encode()
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("POST", "/api/v1/uploads", body=iter([data[:100], data[100:]]), encode_chunked=True,
+                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    resp = conn.getresponse()
+    assert resp.status == 201, resp.read()
+    assert json.loads(resp.read())["measurements"] == 3
+    conn.request("POST", "/api/v1/uploads", body=iter([b" " * (LIMIT + 10), data]), encode_chunked=True,
+                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    resp = conn.getresponse()
+    assert resp.status == 413 and "PERF_MAX_UPLOAD_BYTES" in resp.read().decode()
+    conn.close()
 
 
 def test_it_exits_2_on_a_bad_token(live, tmp_path):

@@ -98,7 +98,7 @@ def test_it_leaves_optional_fields_empty():
         ("timestamp", "2026-12-01", "build.timestamp"),  # a date alone cannot order builds
         ("timestamp", "20261201T100000Z", "build.timestamp"),  # basic format: not promised
         ("timestamp", "1999-12-31T23:59:59Z", "build.timestamp"),
-        ("timestamp", "2026-12-02T12:00:01Z", "build.timestamp"),
+        ("timestamp", "2027-12-02T12:00:01Z", "build.timestamp"),
         ("timestamp", "0001-01-01T00:00:00+01:00", "build.timestamp"),
     ],
 )
@@ -142,6 +142,7 @@ def test_it_says_where_a_bad_value_came_from():
         ("2026-12-01T10:00:00.123456789Z", datetime(2026, 12, 1, 10, 0, 0, 123456, tzinfo=UTC)),
         ("2000-01-01T00:00:00Z", datetime(2000, 1, 1, tzinfo=UTC)),
         ("2026-12-02T12:00:00Z", NOW + timedelta(days=1)),
+        ("2027-12-02T12:00:00Z", NOW + timedelta(days=366)),  # synthetic histories run ahead of today
     ],
 )
 def test_it_parses_timestamps_to_aware_utc(raw, expected):
@@ -156,8 +157,10 @@ def test_it_treats_a_naive_now_as_utc():
 
 
 def test_it_compares_the_future_limit_across_time_zones():
-    ahead = datetime(2026, 12, 2, 14, 0, tzinfo=timezone(timedelta(hours=3)))  # 11:00 UTC, within a day
+    ahead = datetime(2027, 12, 2, 14, 0, tzinfo=timezone(timedelta(hours=3)))  # 11:00 UTC, within the year
     assert complete(BARE, {**PARAMS, "timestamp": ahead.isoformat()}, now=NOW).timestamp == ahead
+    over = datetime(2027, 12, 2, 12, 30, tzinfo=timezone(timedelta(hours=-1)))  # 13:30 UTC, past it
+    assert [p for p, _ in errors_of(BARE, {**PARAMS, "timestamp": over.isoformat()})] == ["build.timestamp"]
 
 
 def test_it_needs_metrics():
