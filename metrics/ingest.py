@@ -12,6 +12,7 @@ Semantics (also in README):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import statistics
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from datetime import datetime
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from metrics import hooks
+from metrics import hooks, units
 from metrics.formats import FieldError, ParsedMetric, UploadInvalid
 from metrics.formats.base import UploadConflict
 from metrics.formats.complete import CompleteUpload
@@ -72,9 +73,9 @@ def store_upload(
     now = now or timezone.now()
     with transaction.atomic():
         build, build_created, build_changed = _lock_build(app, upload, now)
-        metric_ids = _metric_ids(app, upload.metrics)
+        metric_ids, metrics = _metric_ids(app, upload.metrics)
         series_ids = _series_ids(app, upload, metric_ids)
-        changed = _write_measurements(build, upload.metrics, series_ids, fresh=build_created)
+        changed = _write_measurements(build, metrics, series_ids, fresh=build_created)
         if build_changed and not build_created:
             Measurement.objects.filter(build=build).update(build_time=build.timestamp)
         if build_created or build_changed or changed:
@@ -148,7 +149,9 @@ def _lock_build(app: App, upload: CompleteUpload, now: datetime) -> tuple[Build,
     return build, False, changed
 
 
-def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> dict[str, int]:
+def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> tuple[dict[str, int], tuple[ParsedMetric, ...]]:
+    """Metric ids by name, and the metrics in their stored units: a time in another time unit is scaled, one
+    without a unit takes the stored one; any other disagreement of kind or unit is a conflict (409)."""
     names = [m.name for m in parsed]
 
     def load() -> dict[str, tuple[int, str, str, bool]]:
@@ -164,22 +167,33 @@ def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> dict[str, int]:
         )
         existing = load()
     conflicts = []
+    stored_as = []
     for i, m in enumerate(parsed):
         pk, kind, unit, lower = existing[m.name]
+        factor = 1.0 if m.unit == "" else units.conversion(m.unit, unit)
+        if factor is not None and unit != m.unit:
+            m = _scaled(m, unit, factor)
+        stored_as.append(m)
         # A metric's kind and unit give its whole history its meaning (ms vs s, size vs memory): an upload
         # that says otherwise is refused rather than silently redefining what is stored. The rare
         # intended change goes through `manage.py migrate_metric`.
         if kind != m.kind:
             conflicts.append(FieldError(f"metrics[{i}].kind", f"{m.name!r} is stored as kind {kind!r}, not {m.kind!r} "
                                         "(manage.py migrate_metric changes it on purpose)"))
-        if unit != m.unit:
+        if factor is None:
             conflicts.append(FieldError(f"metrics[{i}].unit", f"{m.name!r} is stored in unit {unit!r}, not {m.unit!r} "
                                         "(manage.py migrate_metric changes it on purpose)"))
         if not conflicts and lower != m.lower_is_better:
             Metric.objects.filter(pk=pk).update(lower_is_better=m.lower_is_better)
     if conflicts:
         raise UploadConflict(conflicts)
-    return {name: row[0] for name, row in existing.items()}
+    return {name: row[0] for name, row in existing.items()}, tuple(stored_as)
+
+
+def _scaled(m: ParsedMetric, unit: str, factor: float) -> ParsedMetric:
+    return dataclasses.replace(
+        m, unit=unit, value=m.value * factor if m.value is not None else None,
+        samples=tuple(x * factor for x in m.samples) if m.samples is not None else None)
 
 
 def _series_ids(app: App, upload: CompleteUpload, metric_ids: dict[str, int]) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""An upload may not silently redefine a stored metric's kind or unit (409); migrate_metric does it on purpose."""
+"""An upload may not silently redefine a stored metric's kind or unit (409); migrate_metric does it on purpose.
+A time sent in another time unit is the same metric, scaled."""
 
 from io import StringIO
 
@@ -6,6 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from metrics.models import Measurement, Metric
+from tests.conftest import FIXTURES
 from tests.factories import native_body
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +17,7 @@ def test_it_refuses_an_upload_that_changes_a_metrics_unit_or_kind_with_409_and_t
     assert upload(native_body(1)).status_code == 201
     stored = Measurement.objects.count()
     body = native_body(2)
-    body["metrics"][0]["unit"] = "s"
+    body["metrics"][0]["unit"] = "frames"
     body["metrics"][1]["kind"] = "memory"
     r = upload(body)
     assert r.status_code == 409
@@ -35,3 +37,33 @@ def test_it_changes_a_metric_on_purpose_with_migrate_metric(upload):
     body = native_body(2)
     body["metrics"][0]["unit"] = "s"
     assert upload(body).status_code == 201
+
+
+def test_it_stores_a_time_sent_in_another_time_unit_scaled_to_the_metrics_own(upload, client, app_token):
+    # Google Benchmark's time_unit is each benchmark author's choice: a run in s after one in ns is the same metric.
+    assert upload(native_body(1)).status_code == 201  # startup.cold.ttid in ms
+    body = native_body(2)
+    body["metrics"][0]["unit"] = "s"
+    body["metrics"][0]["samples"] = [0.4121, 0.398, 0.4053]
+    del body["metrics"][1]["unit"]  # no unit: the stored one
+    assert upload(body).status_code == 201
+    assert Metric.objects.get(name="startup.cold.ttid").unit == "ms"
+    _, raw = app_token
+    doc = client.get("/api/v1/builds/com.example.shop/android/2", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
+    got = {m["metric"]: m for m in doc["measurements"]}
+    assert got["startup.cold.ttid"]["unit"] == "ms"
+    assert got["startup.cold.ttid"]["samples"] == pytest.approx([412.1, 398.0, 405.3])
+    assert got["size.apk.download"]["unit"] == "bytes"
+
+
+def test_it_takes_google_benchmark_runs_whose_time_unit_changed(upload):
+    query = "?app=com.example.shop&platform=android&branch=main&format=google-benchmark&build="
+    first = (FIXTURES / "formats" / "google-benchmark" / "test1_run1.json").read_bytes()
+    second = (FIXTURES / "formats" / "google-benchmark" / "test1_run2.json").read_bytes()
+    assert upload(first, query=query + "1").status_code == 201
+    r = upload(second, query=query + "2")
+    assert r.status_code == 201, r.content
+    assert Metric.objects.get(name="BM_DifferentTimeUnit").unit == "s"
+    values = list(Measurement.objects.filter(series__metric__name="BM_DifferentTimeUnit")
+                  .order_by("build__ext_id").values_list("value", flat=True))
+    assert len(values) == 2 and values[1] < 1e-3  # ns in run 2, stored in the metric's s
