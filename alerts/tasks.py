@@ -9,7 +9,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from alerts import analysis, dispatch, handoff, notifications, premerge
+from alerts import analysis, handoff, premerge, sweeps
 from alerts.bisection import ci, engine
 from alerts.codehost import service as codehost
 from alerts.notify import service
@@ -26,13 +26,17 @@ def analyse_build(build_pk: int) -> str:
 
 @shared_task(acks_late=True, ignore_result=True)
 def sweep_pending_analysis() -> int:
-    """Periodic (beat): builds whose analysis hand-off was lost, groups left unsent."""
-    return (dispatch.sweep() + dispatch.sweep_bisection() + notifications.notify_stale_groups()
-            + premerge.sweep())
+    """Periodic (beat): builds whose analysis hand-off was lost, groups left unsent, overdue waits."""
+    return sweeps.run()
 
+
+# Without a broker (tasks in-process) a retry would run at once, countdown ignored, inside the request that
+# failed: there a failed attempt stays in its row and `alerts.sweeps` re-publishes it when its backoff is over.
 
 @shared_task(bind=True, acks_late=True, max_retries=len(service.RETRY_DELAYS))
 def deliver_notification(self, delivery_id: int) -> bool:
+    if self.request.is_eager:
+        return service.attempt_delivery(delivery_id, final=service.retries_spent(delivery_id)).done
     outcome = service.attempt_delivery(delivery_id, final=self.request.retries >= len(service.RETRY_DELAYS))
     if outcome.retry:
         raise self.retry(countdown=service.retry_delay(self.request.retries, outcome.retry_after))
@@ -53,6 +57,8 @@ def compute_check(build_pk: int) -> str:
 
 @shared_task(bind=True, acks_late=True, max_retries=len(codehost.RETRY_DELAYS))
 def post_check(self, post_pk: int) -> bool:
+    if self.request.is_eager:
+        return codehost.attempt_post(post_pk, final=codehost.retries_spent(post_pk)).done
     outcome = codehost.attempt_post(post_pk, final=self.request.retries >= len(codehost.RETRY_DELAYS))
     if outcome.retry:
         raise self.retry(countdown=service.retry_delay(self.request.retries, outcome.retry_after))
@@ -62,7 +68,7 @@ def post_check(self, post_pk: int) -> bool:
 @shared_task(bind=True, acks_late=True, max_retries=ci.MAX_ATTEMPTS)
 def send_run_request(self, request_pk: int) -> str:
     state, delay = ci.send(request_pk)
-    if state == "retry":
+    if state == "retry" and not self.request.is_eager:  # in-process: `ci.unsent` finds it when due
         raise self.retry(countdown=delay)
     if state == "failed":
         engine.advance_request(request_pk)

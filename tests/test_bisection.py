@@ -221,12 +221,33 @@ def test_it_seeds_the_demo_with_one_bisected_and_one_not_reproduced_alert(upload
     assert out.getvalue().count("demo bisection") == 2
 
 
+def backdate_last_attempt(rr: RunRequest, seconds: float) -> None:
+    from datetime import datetime, timedelta
+
+    log = list(rr.attempt_log)
+    log[-1] = {**log[-1], "at": (datetime.fromisoformat(log[-1]["at"]) - timedelta(seconds=seconds)).isoformat()}
+    RunRequest.objects.filter(pk=rr.pk).update(attempt_log=log)
+
+
 @pytest.mark.parametrize("status,attempts", [(500, 6), (403, 1)])
-def test_it_retries_a_failing_ci_then_sends_the_alert_with_its_range(upload, ci, status, attempts):
+def test_it_retries_a_failing_ci_then_sends_the_alert_with_its_range(upload, ci, settings, status, attempts):
+    # Tasks in-process (as here): no broker holds a retry's countdown; the sweep sends it once its backoff is over.
+    from alerts import sweeps
+    from alerts.bisection.ci import retry_delay
+
+    settings.PERF_SWEEP_MIN_AGE_SECONDS = 0
     fake, _ = ci
     fake.status = status
     run_history(upload, {"startup.cold.ttid": (TIME_AT, 0.15)})
     rr = RunRequest.objects.get()
+    assert rr.attempts == 1
+    for n in range(1, attempts):
+        sweeps.run(due_retries=True)
+        assert RunRequest.objects.get().attempts == n, "a retry was sent before its backoff was over"
+        backdate_last_attempt(rr, retry_delay(n) + 1)
+        sweeps.run(due_retries=True)
+        rr = RunRequest.objects.get()
+        assert rr.attempts == n + 1
     assert rr.state == "failed" and rr.attempts == attempts and len(rr.attempt_log) == attempts
     assert all(not a["ok"] and a["status"] == status for a in rr.attempt_log)
     b = Bisection.objects.get()

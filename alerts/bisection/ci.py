@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -134,7 +134,20 @@ def send(request_id: int) -> tuple[str, int | None]:
 
 
 def unsent(min_age_seconds: int) -> list[int]:
-    """Requests still to be POSTed whose last hand-off is older than `min_age_seconds`."""
-    cutoff = timezone.now() - timedelta(seconds=min_age_seconds)
+    """Requests still to be POSTed whose last hand-off is older than `min_age_seconds` and, after a failed
+    attempt, whose backoff (`retry_delay`) has run out: a request waiting for its retry is not sent early."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=min_age_seconds)
     qs = RunRequest.objects.filter(state=RunRequest.State.REQUESTED, sent__isnull=True, created__lte=cutoff)
-    return list(qs.order_by("pk").values_list("pk", flat=True)[:500])
+    return [pk for pk, attempts, log in qs.order_by("pk").values_list("pk", "attempts", "attempt_log")[:500]
+            if _retry_due(attempts, log, now)]
+
+
+def _retry_due(attempts: int, log: list[dict], now) -> bool:
+    if not attempts or not log:
+        return True
+    try:
+        last = datetime.fromisoformat(log[-1]["at"])
+    except (KeyError, TypeError, ValueError):
+        return True
+    return last + timedelta(seconds=retry_delay(attempts)) <= now

@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import time
+from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -55,6 +56,21 @@ def plan_post(check_pk: int) -> int | None:
     CodeHostPost.objects.filter(pk=post.pk).update(status=CodeHostPost.Status.PENDING, want_state=state, attempts=0)
     handoff.publish(handoff.CODE_HOST_POST, post.pk)
     return post.pk
+
+
+def retries_spent(post_pk: int) -> bool:
+    """Whether the next attempt of a post is its last, read from the row (tasks in-process: no broker counts)."""
+    attempts = CodeHostPost.objects.filter(pk=post_pk).values_list("attempts", flat=True).first()
+    return attempts is not None and attempts >= len(RETRY_DELAYS)
+
+
+def due_retries(limit: int = 200) -> list[int]:
+    """Pending posts that failed transiently and whose backoff has run out (for the sweep without a broker)."""
+    now = timezone.now()
+    rows = (CodeHostPost.objects.filter(status=CodeHostPost.Status.PENDING, attempts__gt=0)
+            .order_by("updated").values_list("pk", "attempts", "updated"))
+    return [pk for pk, attempts, updated in rows[:limit]
+            if updated + timedelta(seconds=RETRY_DELAYS[min(attempts - 1, len(RETRY_DELAYS) - 1)]) <= now]
 
 
 def _record(post: CodeHostPost, action: str, started: float, error: DeliveryError | None) -> None:

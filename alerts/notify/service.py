@@ -50,6 +50,23 @@ def retry_delay(attempt: int, retry_after: float | None) -> float:
     return float(RETRY_DELAYS[min(max(attempt, 0), len(RETRY_DELAYS) - 1)])
 
 
+def retries_spent(delivery_id: int) -> bool:
+    """Whether the next attempt of a delivery is its last (the task's `final`, read from the row where no broker
+    counts the task's retries: tasks in-process)."""
+    attempts = Delivery.objects.filter(pk=delivery_id).values_list("attempts", flat=True).first()
+    return attempts is not None and attempts >= len(RETRY_DELAYS)
+
+
+def due_retries(limit: int = 500) -> list[int]:
+    """Pending deliveries that failed transiently and whose backoff has run out: what a broker would have
+    retried by now. Without one (tasks in-process) the periodic sweep re-publishes them."""
+    now = timezone.now()
+    rows = (Delivery.objects.filter(status=Delivery.Status.PENDING, attempts__gt=0, last_attempt__isnull=False)
+            .exclude(claimed_until__gt=now).order_by("last_attempt").values_list("pk", "attempts", "last_attempt"))
+    return [pk for pk, attempts, last in rows[:limit]
+            if last + timedelta(seconds=retry_delay(attempts - 1, None)) <= now]
+
+
 def flag_after() -> int:
     return int(getattr(settings, "PERF_CHANNEL_FLAG_AFTER", 3))
 
