@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Path, Query, Router, Schema
@@ -143,4 +145,12 @@ def series_points(request: HttpRequest, series_id: Path[DbId], filters: Query[Po
          **({"count": p.count, "total": p.total} if p.total is not None else {})}
         for p in history.get(s.pk, [])
     ]
-    return {"series": series_payload(request, s), "points": points}
+    # A full page may have older points: `next` asks for the page before its oldest one (as the list endpoints
+    # give `next`); points that share that oldest build time are on this page.
+    next_url = None
+    if points and len(points) == filters.limit:
+        params = request.GET.copy()
+        params["before"] = points[0]["timestamp"].isoformat()
+        params["limit"] = str(filters.limit)
+        next_url = request.build_absolute_uri(request.path) + "?" + urlencode(sorted(params.items()))
+    return {"series": series_payload(request, s), "points": points, "next": next_url}

@@ -109,6 +109,7 @@ class PointOut(Schema):
 class PointsOut(Schema):
     series: SeriesOut
     points: list[PointOut]
+    next: str | None = None
 
 
 # Constrained parameter types, so the OpenAPI document states what the API accepts and bad values get

@@ -19,6 +19,9 @@ class SessionOrToken:
 
     openapi_type = "http"
     openapi_scheme = "bearer"
+    # What ninja reads to list the scheme under components.securitySchemes and on every operation that needs it.
+    openapi_security_schema = {"type": "http", "scheme": "bearer",
+                               "description": "An app's upload token; a signed-in browser session works too."}
 
     def __call__(self, request: HttpRequest) -> Caller | None:
         caller = caller_from_request(request)
@@ -30,7 +33,23 @@ class SessionOrToken:
         return caller
 
 
-api = NinjaAPI(
+class PerfAPI(NinjaAPI):
+    """The API, whose OpenAPI document also lists the 401 every operation needing a caller answers without one
+    (the auth layer answers it, so no view declares it)."""
+
+    def get_openapi_schema(self, *, path_prefix: str | None = None, path_params: dict | None = None):
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        errors_ref = {"$ref": "#/components/schemas/ErrorsOut"}
+        for operations in schema["paths"].values():
+            for op in operations.values():
+                # ninja keys responses by int status; a view may already declare its 401
+                if isinstance(op, dict) and op.get("security") and not {401, "401"} & set(op["responses"]):
+                    op["responses"][401] = {"description": "Unauthorized: no session and no valid Bearer token",
+                                            "content": {"application/json": {"schema": errors_ref}}}
+        return schema
+
+
+api = PerfAPI(
     title="perfplatform",
     version="1",
     description="Mobile performance metrics: uploads from CI, builds, series, alerts and pre-merge checks.",

@@ -18,3 +18,17 @@ def test_it_serves_openapi_3_with_every_endpoint(client):
     assert {"201", "400", "401", "403", "413", "415"} <= set(upload["responses"])
     assert {p["name"] for p in upload["parameters"]} >= {"format", "app", "platform", "branch", "build", "commit",
                                                           "timestamp", "device"}
+
+
+def test_it_documents_the_bearer_scheme_and_the_401_of_every_operation_that_needs_a_caller(client):
+    doc = client.get("/api/v1/schema").json()
+    schemes = doc["components"]["securitySchemes"]
+    assert [v for v in schemes.values() if v.get("type") == "http" and v.get("scheme") == "bearer"]
+    secured = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()
+               if op.get("security")]
+    assert {"/api/v1/alerts", "/api/v1/series", "/api/v1/series/{series_id}/points"} <= {p for p, _, _ in secured}
+    assert all("401" in op["responses"] for _, _, op in secured), [(p, m) for p, m, op in secured
+                                                                   if "401" not in op["responses"]]
+    # and each answers it
+    for path in ("/api/v1/alerts", "/api/v1/series"):
+        assert client.get(path).status_code == 401

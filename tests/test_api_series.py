@@ -70,6 +70,19 @@ def test_it_returns_points_oldest_first_with_raw_values(client, upload, auth):
     assert [p["build"] for p in last_two["points"]] == ["2", "3"]
 
 
+def test_it_pages_points_back_in_time_with_a_next_link(client, upload, auth):
+    for b in range(1, 8):
+        upload(native_body(b))
+    sid = Series.objects.get(metric__name="startup.cold.ttid").pk
+    pages, url = [], f"/api/v1/series/{sid}/points?limit=3"
+    while url:
+        doc = client.get(url, **auth).json()
+        pages.append([p["build"] for p in doc["points"]])
+        url = doc["next"]
+    assert pages == [["5", "6", "7"], ["2", "3", "4"], ["1"]]
+    assert client.get(f"/api/v1/series/{sid}/points", **auth).json()["next"] is None
+
+
 def test_points_keep_the_series_fields_their_schema_requires(client, upload, auth):
     # A series whose builds are not analysed yet has no last_build_time: the schema requires the key (null),
     # and only a point's own absent fields (samples of a crash rate, counts of a timing) are left out.
