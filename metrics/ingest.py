@@ -183,7 +183,8 @@ def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> tuple[dict[str, i
         if factor is None:
             conflicts.append(FieldError(f"metrics[{i}].unit", f"{m.name!r} is stored in unit {unit!r}, not {m.unit!r} "
                                         "(manage.py migrate_metric changes it on purpose)"))
-        if not conflicts and lower != m.lower_is_better:
+        # An upload that leaves the direction out keeps the stored one (flipping it would invert every alert).
+        if not conflicts and m.direction_given and lower != m.lower_is_better:
             Metric.objects.filter(pk=pk).update(lower_is_better=m.lower_is_better)
     if conflicts:
         raise UploadConflict(conflicts)

@@ -67,3 +67,19 @@ def test_it_takes_google_benchmark_runs_whose_time_unit_changed(upload):
     values = list(Measurement.objects.filter(series__metric__name="BM_DifferentTimeUnit")
                   .order_by("build__ext_id").values_list("value", flat=True))
     assert len(values) == 2 and values[1] < 1e-3  # ns in run 2, stored in the metric's s
+
+
+def test_it_keeps_a_metrics_direction_when_a_later_upload_leaves_it_out(upload):
+    first = native_body(1)
+    first["metrics"].append({"name": "scroll.score", "kind": "score", "unit": "pts", "value": 90.0,
+                             "lower_is_better": False})
+    assert upload(first).status_code == 201
+    second = native_body(2)
+    second["metrics"].append({"name": "scroll.score", "kind": "score", "unit": "pts", "value": 91.0})
+    assert upload(second).status_code == 201
+    assert Metric.objects.get(name="scroll.score").lower_is_better is False
+    third = native_body(3)
+    third["metrics"].append({"name": "scroll.score", "kind": "score", "unit": "pts", "value": 92.0,
+                             "lower_is_better": True})
+    assert upload(third).status_code == 201
+    assert Metric.objects.get(name="scroll.score").lower_is_better is True

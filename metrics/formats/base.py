@@ -55,7 +55,9 @@ class BuildInfo:
 class ParsedMetric:
     """One measurement of one metric for one build.
 
-    Exactly one of ``value``, ``samples`` or (``count``, ``total``) is set.
+    Exactly one of ``value``, ``samples`` or (``count``, ``total``) is set. ``direction_given``: whether the
+    upload stated ``lower_is_better`` (a native metric may leave it out: true for a new metric, the stored
+    direction for a known one).
     """
 
     name: str
@@ -66,6 +68,7 @@ class ParsedMetric:
     samples: tuple[float, ...] | None = None
     count: int | None = None
     total: int | None = None
+    direction_given: bool = True
 
 
 @dataclass(frozen=True)

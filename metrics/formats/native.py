@@ -12,7 +12,8 @@ well formed (they may also come as query parameters) is checked by :mod:`metrics
 
 Metric rules: ``name`` matches ``[A-Za-z0-9._/:-]{1,200}`` and is unique in the upload; ``kind`` is
 one of :data:`KINDS`; ``unit`` is a string of at most 50 characters (``""`` when absent);
-``lower_is_better`` is a bool (default true); exactly one of ``value`` (finite number), ``samples``
+``lower_is_better`` is a bool (default true for a new metric; left out, a known metric keeps its stored
+direction); exactly one of ``value`` (finite number), ``samples``
 (1..10,000 finite numbers) or ``count`` + ``total`` (integers, 0 <= count <= total, total > 0).
 ``metrics`` holds 1..5,000 metrics. Unknown keys are ignored.
 """
@@ -105,7 +106,8 @@ def _metric(raw: object, path: str, errors: list[FieldError]) -> ParsedMetric | 
     elif len(unit) > MAX_UNIT:
         errors.append(FieldError(f"{path}.unit", f"at most {MAX_UNIT} characters"))
 
-    lib = raw.get("lower_is_better", True)
+    lib = raw.get("lower_is_better")
+    direction_given = lib is not None
     if lib is None:
         lib = True
     if not isinstance(lib, bool):
@@ -152,6 +154,7 @@ def _metric(raw: object, path: str, errors: list[FieldError]) -> ParsedMetric | 
         kind=kind,  # type: ignore[arg-type]
         unit=unit,  # type: ignore[arg-type]
         lower_is_better=lib,  # type: ignore[arg-type]
+        direction_given=direction_given,
         value=value,
         samples=samples,
         count=count,
