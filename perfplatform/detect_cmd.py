@@ -60,9 +60,14 @@ def series_points(rec: dict) -> list[Point]:
         at = f"points[{i}]"
         if not isinstance(p, dict):
             raise InvalidSeries(f"{at}: must be an object with a value, got {_short(p)}")
+        count, total = p.get("count"), p.get("total")
         if "value" not in p:
-            raise InvalidSeries(f"{at}.value: missing")
-        value = _number(p["value"], f"{at}.value")
+            # A rate build may give only its count and total: its value is their ratio (eval/README.md).
+            if count is None or total is None:
+                raise InvalidSeries(f"{at}.value: missing")
+            value = _count(count, f"{at}.count") / max(_count(total, f"{at}.total"), 1)
+        else:
+            value = _number(p["value"], f"{at}.value")
         samples = p.get("samples")
         if samples is not None:
             if not isinstance(samples, list):
@@ -75,7 +80,6 @@ def series_points(rec: dict) -> list[Point]:
                 for j, x in enumerate(samples):
                     _number(x, f"{at}.samples[{j}]")
             samples = tuple(samples)
-        count, total = p.get("count"), p.get("total")
         if (count is None) != (total is None):
             raise InvalidSeries(f"{at}: count and total must be given together")
         if count is not None:
@@ -162,7 +166,12 @@ def detect_series(rec: dict, *, online: bool, config: DetectorConfig = DEFAULT) 
 
 def run(series_path: str, *, online: bool, out: TextIO) -> int:
     """Detect change points in every series of ``series_path``; 0 on success, 2 on invalid input."""
-    with open(series_path, "rb") as f:
+    try:
+        f = open(series_path, "rb")  # closed by the with below
+    except OSError as exc:
+        print(f"error: cannot read {series_path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    with f:
         for lineno, raw in enumerate(f, 1):
             try:
                 line = raw.decode("utf-8").strip()

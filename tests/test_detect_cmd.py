@@ -102,3 +102,26 @@ def test_it_exits_2_with_a_message_from_the_command_line(tmp_path):
     assert proc.returncode == 2
     assert "bad.jsonl:1: a: points[0].value: must be a finite number, got True" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_it_exits_2_with_a_message_for_a_file_it_cannot_read(tmp_path, capsys):
+    assert run(str(tmp_path / "missing.jsonl"), online=True, out=io.StringIO()) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_it_reads_a_rate_build_given_as_count_and_total_alone(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    counts = [int(x) for x in rng.poisson(100, 60)] + [int(x) for x in rng.poisson(250, 30)]
+    with_value = {"id": "r", "kind": "rate", "direction": "lower_is_better",
+                  "points": [{"value": c / 100000, "count": c, "total": 100000} for c in counts]}
+    without = {**with_value, "points": [{"count": c, "total": 100000} for c in counts]}
+    outs = []
+    for rec in (with_value, without):
+        path = tmp_path / "s.jsonl"
+        path.write_text(json.dumps(rec) + "\n")
+        out = io.StringIO()
+        assert run(str(path), online=True, out=out) == 0
+        outs.append(json.loads(out.getvalue()))
+    assert outs[0] == outs[1] and [cp["index"] for cp in outs[0]["change_points"]] == [60]
