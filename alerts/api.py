@@ -74,9 +74,10 @@ class AlertFilter(Schema):
     platform: QueryText | None = None
     branch: QueryText | None = None
     team: QueryText | None = None
-    status: QueryText | None = None
+    # An unknown status or detection is a 400 naming the parameter, not an empty page ("" means no filter).
+    status: Literal["", "untriaged", "acknowledged", "invalid", "wontfix", "fixed", "backedout", "reassigned"] | None = None
     metric: QueryText | None = None
-    detection: QueryText | None = None
+    detection: Literal["", "open", "confirmed", "withdrawn"] | None = None
     group: DbId | None = None
     series: DbId | None = None
     limit: PageLimit = 100

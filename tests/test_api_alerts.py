@@ -54,6 +54,15 @@ def test_it_filters(client, alerts, app_token, query, metrics):
     assert {a["metric"] for a in r.json()["results"]} == metrics
 
 
+def test_it_takes_the_contracts_empty_filters_and_refuses_an_unknown_status_with_its_path(client, alerts, app_token):
+    r = client.get("/api/v1/alerts?app=&platform=&branch=&team=&status=&metric=&detection=", **auth(app_token))
+    assert r.status_code == 200 and {a["metric"] for a in r.json()["results"]} == {"startup.cold.ttid",
+                                                                                  "size.apk.download"}
+    for param in ("status", "detection"):
+        r = client.get(f"/api/v1/alerts?{param}=bogus", **auth(app_token))
+        assert r.status_code == 400 and r.json()["errors"][0]["path"].endswith(param), r.json()
+
+
 def test_it_paginates(client, alerts, app_token):
     r = client.get("/api/v1/alerts?limit=1", **auth(app_token)).json()
     assert len(r["results"]) == 1 and r["next"]
