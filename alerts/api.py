@@ -12,6 +12,7 @@ from ninja.decorators import decorate_view
 from ninja.errors import HttpError
 from pydantic import Field
 
+from alerts import display
 from alerts.models import Alert
 from alerts.triage import TriageError, triage
 from metrics.conditional import conditional_get, set_last_modified
@@ -106,8 +107,8 @@ def alert_payload(request: HttpRequest | None, a: Alert, *, base_url: str | None
         "build": a.build.ext_id, "previous_build": a.previous_build.ext_id if a.previous_build else None,
         "culprit_range": [a.first_build.ext_id if a.first_build else None, a.last_build.ext_id if a.last_build else None],
         "commit": a.build.commit, "previous_commit": a.previous_build.commit if a.previous_build else None,
-        "direction": a.direction, "rel_change": a.rel_change, "abs_change": a.abs_change,
-        "before": a.before, "after": a.after, "before_ci": [a.before_ci_low, a.before_ci_high],
+        "direction": a.direction, "rel_change": a.rel_change, "abs_change": display.level(a.abs_change),
+        "before": display.level(a.before), "after": display.level(a.after), "before_ci": [a.before_ci_low, a.before_ci_high],
         "after_ci": [a.after_ci_low, a.after_ci_high], "p_value": a.p_value, "test": a.test,
         "sensitivity": a.sensitivity, "detection": a.detection, "status": a.status, "recovered": a.recovered,
         "note": a.note, "team": a.team.name, "group": a.group_id, "created": a.created, "url": url,

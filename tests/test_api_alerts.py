@@ -140,3 +140,15 @@ def test_it_requires_the_csrf_token_for_triage_from_a_browser_session(alerts, dj
     r = browser.patch(f"/api/v1/alerts/{alert.pk}", data={"status": "fixed"}, content_type="application/json",
                       HTTP_X_CSRFTOKEN=token)
     assert r.status_code == 200
+
+
+def test_it_gives_levels_without_the_float_noise_of_their_computation(client, alerts, app_token):
+    from alerts.models import Alert
+    from alerts.notify.payload import group_payload
+
+    a = Alert.objects.get(series__metric__name="size.apk.download")
+    Alert.objects.filter(pk=a.pk).update(before=19999999.999999978, after=20999999.99999998, abs_change=999999.999999999)
+    doc = client.get(f"/api/v1/alerts/{a.pk}", **auth(app_token)).json()
+    assert (doc["before"], doc["after"], doc["abs_change"]) == (20000000.0, 21000000.0, 1000000.0)
+    sent = next(x for x in group_payload(a.group, base_url="")["alerts"] if x["metric"] == "size.apk.download")
+    assert (sent["before"], sent["after"]) == (20000000.0, 21000000.0)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.urls import NoReverseMatch
 
+from alerts import display
 from alerts.models import Alert, AlertGroup
 
 EVENT = "alerts.created"
@@ -61,9 +62,9 @@ def alert_dict(alert: Alert, *, base_url: str) -> dict[str, Any]:
         "previous_build": alert.previous_build.ext_id if alert.previous_build else None,
         "direction": alert.direction,
         "rel_change": alert.rel_change,
-        "abs_change": alert.abs_change,
-        "before": alert.before,
-        "after": alert.after,
+        "abs_change": display.level(alert.abs_change),
+        "before": display.level(alert.before),
+        "after": display.level(alert.after),
         "p_value": alert.p_value,
         "status": alert.status,
         "detection": alert.detection,
