@@ -37,10 +37,16 @@ _BUILD_STRINGS = ("id", "commit", "timestamp", "version", "parent_commit", "base
 MAX_COMMITS = 1000
 
 
+#: Build fields CI tools often write as JSON numbers (a run number, an id): taken as their decimal text.
+_NUMBER_OK = ("id",)
+
+
 def _opt_str(obj: dict, key: str, path: str, errors: list[FieldError]) -> str | None:
     v = obj.get(key)
     if v is None:
         return None
+    if key in _NUMBER_OK and isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        return str(v)
     if not isinstance(v, str):
         errors.append(FieldError(path, f"must be a string, not {_type_name(v)}"))
         return None

@@ -82,10 +82,16 @@ def test_it_allows_missing_top_level_fields():
     assert (up.app, up.platform, up.branch, up.device, up.build) == (None, None, None, None, BuildInfo())
 
 
+def test_it_takes_a_build_id_written_as_a_json_integer():
+    assert parse(body(build={"id": 4711})).build.id == "4711"
+    assert paths_of(body(build={"id": True})) == ["build.id"]
+    assert paths_of(body(build={"id": -1})) == ["build.id"]
+
+
 def test_it_reports_all_errors_with_paths():
     b = body(
         app=5,
-        build={"id": 4711, "timestamp": 1700000000, "commit": ["x"]},
+        build={"id": 47.11, "timestamp": 1700000000, "commit": ["x"]},
         metrics=[
             {"name": "ok", "kind": "time", "value": 1},
             {"name": "bad name!", "kind": "speed", "value": 1},
