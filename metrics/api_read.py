@@ -128,6 +128,8 @@ def series_list(request: HttpRequest, filters: Query[SeriesFilter]):
 class PointsFilter(Schema):
     limit: PointsLimit = 200
     before: DateTimeText | None = None
+    # With `before`, the build (its id in `next` links) the page ends before: builds may share a time.
+    before_build: DbId | None = None
 
 
 @router.get("/series/{series_id}/points", response={200: PointsOut, 400: ErrorsOut, 403: ErrorsOut, 404: ErrorsOut},
@@ -138,19 +140,23 @@ def series_points(request: HttpRequest, series_id: Path[DbId], filters: Query[Po
     s = get_object_or_404(Series.objects.select_related("app", "metric"), pk=series_id)
     _check_app(request, s.app.name)
     set_last_modified(request, s.last_build_time)
-    history = recent_points([s.pk], limit=filters.limit, before=before, with_samples=True)
+    # One point more than asked tells whether an older page exists (as `paginate` does for the lists).
+    found = recent_points([s.pk], limit=filters.limit + 1, before=before, with_samples=True,
+                          before_build=filters.before_build if before is not None else None).get(s.pk, [])
+    page = found[-filters.limit:]
     points = [
         {"build": p.build_ext_id, "commit": p.commit, "timestamp": p.build_time, "value": p.value,
          **({"samples": p.samples} if p.samples is not None else {}),
          **({"count": p.count, "total": p.total} if p.total is not None else {})}
-        for p in history.get(s.pk, [])
+        for p in page
     ]
-    # A full page may have older points: `next` asks for the page before its oldest one (as the list endpoints
-    # give `next`); points that share that oldest build time are on this page.
+    # `next`: the page before this one's oldest point, by (build time, build), so builds sharing a time are
+    # neither skipped nor repeated.
     next_url = None
-    if points and len(points) == filters.limit:
+    if len(found) > len(page):
         params = request.GET.copy()
-        params["before"] = points[0]["timestamp"].isoformat()
+        params["before"] = page[0].build_time.isoformat()
+        params["before_build"] = str(page[0].build_id)
         params["limit"] = str(filters.limit)
         next_url = request.build_absolute_uri(request.path) + "?" + urlencode(sorted(params.items()))
     return {"series": series_payload(request, s), "points": points, "next": next_url}

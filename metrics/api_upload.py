@@ -126,7 +126,10 @@ def upload(request: HttpRequest):
 
     raw = request_body.read_body(request, limit)
     if len(raw) > limit:
-        size = f"{len(raw)} bytes" if not request_body.is_chunked(request) else f"over {limit} bytes"
+        size = f"{len(raw)} bytes"
+        if request_body.is_chunked(request):
+            request_body.drain_chunked(request, limit)
+            size = f"over {limit} bytes"
         return errors(413, FieldError("", f"body is {size}; the limit is {limit} (PERF_MAX_UPLOAD_BYTES)"))
     # The body decides, not the Content-Type: curl and urllib send JSON as form data unless told otherwise.
     try:

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 from django.db import connection
-from django.db.models import F, Window
+from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
 from metrics.models import Build, Measurement, samples_array, unpack_samples
@@ -50,10 +50,13 @@ def recent_points(
     before: datetime | None = None,
     until: datetime | None = None,
     with_samples: bool = True,
+    before_build: int | None = None,
 ) -> dict[int, list[HistoryPoint]]:
     """The last `limit` points of each series, oldest first, ordered by (build time, build pk).
 
-    `before` keeps points strictly earlier than a time, `until` points at or before it. PostgreSQL
+    `before` keeps points strictly earlier than a time, `until` points at or before it; with `before_build`
+    (a build pk), `before` is a position instead: points earlier than (`before`, `before_build`) in that order,
+    so that pages cut inside a run of builds with one time lose none of them. PostgreSQL
     walks the (series, build_time, build) index once per series with a LATERAL join and reads the
     builds in a second query; other databases use a ROW_NUMBER() window. Two queries at most, for
     any number of series.
@@ -61,9 +64,9 @@ def recent_points(
     if not series_ids:
         return {}
     if connection.vendor == "postgresql":
-        rows = _lateral(series_ids, limit, before, until, with_samples)
+        rows = _lateral(series_ids, limit, before, until, with_samples, before_build)
     else:
-        rows = _window(series_ids, limit, before, until, with_samples)
+        rows = _window(series_ids, limit, before, until, with_samples, before_build)
     out: dict[int, list[HistoryPoint]] = defaultdict(list)
     for r in rows:
         out[r.series_id].append(r)
@@ -72,10 +75,13 @@ def recent_points(
     return dict(out)
 
 
-def _lateral(ids, limit, before, until, with_samples) -> list[HistoryPoint]:
+def _lateral(ids, limit, before, until, with_samples, before_build=None) -> list[HistoryPoint]:
     m, b = Measurement._meta.db_table, Build._meta.db_table
     cond, params = "", []
-    if before is not None:
+    if before is not None and before_build is not None:
+        cond += " AND (x.build_time < %s OR (x.build_time = %s AND x.build_id < %s))"
+        params.extend([before, before, before_build])
+    elif before is not None:
         cond += " AND x.build_time < %s"
         params.append(before)
     if until is not None:
@@ -102,9 +108,11 @@ def _lateral(ids, limit, before, until, with_samples) -> list[HistoryPoint]:
     return [HistoryPoint(r[0], r[1], *builds[r[1]], r[2], r[3], r[4], r[5]) for r in rows]
 
 
-def _window(ids, limit, before, until, with_samples) -> list[HistoryPoint]:
+def _window(ids, limit, before, until, with_samples, before_build=None) -> list[HistoryPoint]:
     qs = Measurement.objects.filter(series_id__in=ids)
-    if before is not None:
+    if before is not None and before_build is not None:
+        qs = qs.filter(Q(build_time__lt=before) | Q(build_time=before, build_id__lt=before_build))
+    elif before is not None:
         qs = qs.filter(build_time__lt=before)
     if until is not None:
         qs = qs.filter(build_time__lte=until)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import statistics
 from dataclasses import dataclass
 from datetime import datetime
@@ -166,13 +167,18 @@ def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> tuple[dict[str, i
             ignore_conflicts=True,
         )
         existing = load()
-    conflicts = []
+    conflicts: list[FieldError] = []
+    invalid: list[FieldError] = []
     stored_as = []
     for i, m in enumerate(parsed):
         pk, kind, unit, lower = existing[m.name]
         factor = 1.0 if m.unit == "" else units.conversion(m.unit, unit)
         if factor is not None and unit != m.unit:
-            m = _scaled(m, unit, factor)
+            scaled = _scaled(m, unit, factor)
+            if not all(math.isfinite(x) for x in (scaled.samples or (scaled.value,)) if x is not None):
+                invalid.append(FieldError(f"metrics[{i}]", f"{m.name!r} is stored in {unit!r}: its values in "
+                                                           f"{m.unit!r} overflow once converted"))
+            m = scaled
         stored_as.append(m)
         # A metric's kind and unit give its whole history its meaning (ms vs s, size vs memory): an upload
         # that says otherwise is refused rather than silently redefining what is stored. The rare
@@ -188,6 +194,8 @@ def _metric_ids(app: App, parsed: tuple[ParsedMetric, ...]) -> tuple[dict[str, i
             Metric.objects.filter(pk=pk).update(lower_is_better=m.lower_is_better)
     if conflicts:
         raise UploadConflict(conflicts)
+    if invalid:
+        raise UploadInvalid(invalid)
     return {name: row[0] for name, row in existing.items()}, tuple(stored_as)
 
 

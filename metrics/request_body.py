@@ -43,6 +43,16 @@ def read_body(request: HttpRequest, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def drain_chunked(request: HttpRequest, limit: int) -> None:
+    """Read and discard the rest of a chunked body found over ``limit``, up to ``DRAIN_FACTOR`` times it."""
+    stream, left = request.META["wsgi.input"], limit * DRAIN_FACTOR
+    while left > 0:
+        part = stream.read(min(CHUNK, left))
+        if not part:
+            return
+        left -= len(part)
+
+
 def drain(request: HttpRequest, limit: int) -> None:
     """Read and discard a body declared over ``limit``, unless it is over ``DRAIN_FACTOR`` times it."""
     declared = declared_length(request)

@@ -39,6 +39,9 @@ class PerfAPI(NinjaAPI):
 
     def get_openapi_schema(self, *, path_prefix: str | None = None, path_params: dict | None = None):
         schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        # The upload operation states its own scheme (a token only, no session): it must be defined too.
+        schema.setdefault("components", {}).setdefault("securitySchemes", {}).setdefault(
+            "BearerToken", {"type": "http", "scheme": "bearer", "description": "An app's upload token."})
         errors_ref = {"$ref": "#/components/schemas/ErrorsOut"}
         for operations in schema["paths"].values():
             for op in operations.values():

@@ -24,6 +24,9 @@ def test_it_documents_the_bearer_scheme_and_the_401_of_every_operation_that_need
     doc = client.get("/api/v1/schema").json()
     schemes = doc["components"]["securitySchemes"]
     assert [v for v in schemes.values() if v.get("type") == "http" and v.get("scheme") == "bearer"]
+    named = {name for ops in doc["paths"].values() for op in ops.values() for req in op.get("security", [])
+             for name in req}
+    assert named and named <= set(schemes), named - set(schemes)  # every scheme an operation names is defined
     secured = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()
                if op.get("security")]
     assert {"/api/v1/alerts", "/api/v1/series", "/api/v1/series/{series_id}/points"} <= {p for p, _, _ in secured}

@@ -83,3 +83,14 @@ def test_it_keeps_a_metrics_direction_when_a_later_upload_leaves_it_out(upload):
                              "lower_is_better": True})
     assert upload(third).status_code == 201
     assert Metric.objects.get(name="scroll.score").lower_is_better is True
+
+
+def test_it_refuses_a_time_that_overflows_once_converted_and_stores_nothing(upload):
+    assert upload(native_body(1)).status_code == 201  # startup.cold.ttid in ms
+    stored = Measurement.objects.count()
+    body = native_body(2)
+    body["metrics"][0]["unit"] = "s"
+    body["metrics"][0]["samples"] = [1e306, 2e306]  # finite in s, not in ms
+    r = upload(body)
+    assert r.status_code == 400 and r.json()["errors"][0]["path"] == "metrics[0]", r.json()
+    assert Measurement.objects.count() == stored
