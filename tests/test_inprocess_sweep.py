@@ -29,3 +29,31 @@ def test_it_sweeps_on_a_timer_in_a_web_process_without_a_broker(tmp_path):
             time.sleep(0.5)
     finally:
         env.close()
+
+
+def test_it_lets_one_process_of_the_host_sweep_at_a_time(tmp_path, settings, monkeypatch):
+    # Each gunicorn worker runs a timer; two sweeps at once could both find a failed delivery due.
+    import fcntl
+    import subprocess
+    import sys
+
+    from alerts import sweeps
+    from perfplatform import inprocess
+
+    settings.VAR_DIR = tmp_path
+    calls = []
+    monkeypatch.setattr(sweeps, "run", lambda **kw: calls.append(kw) or 7)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, sys, time\n"
+        f"f = open({str(tmp_path / 'inprocess-sweep.lock')!r}, 'a')\n"
+        "fcntl.flock(f, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(30)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert inprocess.sweep_once() == 0 and calls == []
+    finally:
+        holder.kill()
+        holder.wait()
+    assert inprocess.sweep_once() == 7 and calls == [{"due_retries": True}]
+    with open(tmp_path / "inprocess-sweep.lock", "a") as f:  # released after its sweep
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
