@@ -9,6 +9,8 @@ broken pipe instead of the 413 (the CLI would retry and report the server unreac
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.http import HttpRequest
 
 CHUNK = 64 * 1024
@@ -45,22 +47,20 @@ def read_body(request: HttpRequest, limit: int) -> bytes:
 
 def drain_chunked(request: HttpRequest, limit: int) -> None:
     """Read and discard the rest of a chunked body found over ``limit``, up to ``DRAIN_FACTOR`` times it."""
-    stream, left = request.META["wsgi.input"], limit * DRAIN_FACTOR
-    while left > 0:
-        part = stream.read(min(CHUNK, left))
-        if not part:
-            return
-        left -= len(part)
+    _discard(request.META["wsgi.input"].read, limit * DRAIN_FACTOR)
 
 
 def drain(request: HttpRequest, limit: int) -> None:
     """Read and discard a body declared over ``limit``, unless it is over ``DRAIN_FACTOR`` times it."""
     declared = declared_length(request)
-    if declared > limit * DRAIN_FACTOR:
-        return
-    left = declared
-    while left > 0:
-        part = request.read(min(CHUNK, left))
+    if declared <= limit * DRAIN_FACTOR:
+        _discard(request.read, declared)
+
+
+def _discard(read: Callable[[int], bytes], amount: int) -> None:
+    """Read up to ``amount`` bytes with ``read`` and drop them; stop early at the end of the input."""
+    while amount > 0:
+        part = read(min(CHUNK, amount))
         if not part:
             return
-        left -= len(part)
+        amount -= len(part)

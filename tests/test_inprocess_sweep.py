@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.factories import native_body
 from tests.live import LiveEnv, get_json, upload_json
 
@@ -31,6 +33,7 @@ def test_it_sweeps_on_a_timer_in_a_web_process_without_a_broker(tmp_path):
         env.close()
 
 
+@pytest.mark.django_db  # sweep_once closes stale connections: database access must be allowed
 def test_it_lets_one_process_of_the_host_sweep_at_a_time(tmp_path, settings, monkeypatch):
     # Each gunicorn worker runs a timer; two sweeps at once could both find a failed delivery due.
     import fcntl

@@ -19,7 +19,7 @@ from django.utils import timezone
 from alerts import handoff
 from alerts.codehost import github
 from alerts.models import Check, CodeHostAttempt, CodeHostPost
-from alerts.notify.service import AttemptOutcome
+from alerts.notify.service import AttemptOutcome, retry_delay
 from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError
 
 log = logging.getLogger(__name__)
@@ -69,8 +69,9 @@ def due_retries(limit: int = 200) -> list[int]:
     now = timezone.now()
     rows = (CodeHostPost.objects.filter(status=CodeHostPost.Status.PENDING, attempts__gt=0)
             .order_by("updated").values_list("pk", "attempts", "updated"))
+    # the delays the broker path waits (alerts.tasks.post_check), from the same function
     return [pk for pk, attempts, updated in rows[:limit]
-            if updated + timedelta(seconds=RETRY_DELAYS[min(attempts - 1, len(RETRY_DELAYS) - 1)]) <= now]
+            if updated + timedelta(seconds=retry_delay(attempts - 1, None)) <= now]
 
 
 def _record(post: CodeHostPost, action: str, started: float, error: DeliveryError | None) -> None:
