@@ -264,6 +264,9 @@ class Delivery(models.Model):
     sent = models.DateTimeField(null=True, blank=True)
     # Set while a sender has the delivery in flight (no lock is held across the network call).
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # When the retry after a transient failure is due (backoff or the receiver's Retry-After): the sweep
+    # re-publishes a retry the broker lost, and an attempt before it sends nothing.
+    next_attempt = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["group", "channel"], name="delivery_unique_per_channel")]
@@ -335,6 +338,9 @@ class CodeHostPost(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     updated = models.DateTimeField(auto_now=True)
+    # When the next attempt is due: at planning (a lost first hand-off is found by the sweep), then after a
+    # transient failure its backoff or the code host's Retry-After; None once sent or failed.
+    next_attempt = models.DateTimeField(null=True, blank=True)
 
 
 class CodeHostAttempt(models.Model):

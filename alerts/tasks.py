@@ -30,16 +30,16 @@ def sweep_pending_analysis() -> int:
     return sweeps.run()
 
 
-# Without a broker (tasks in-process) a retry would run at once, countdown ignored, inside the request that
-# failed: there a failed attempt stays in its row and `alerts.sweeps` re-publishes it when its backoff is over.
+# A failed delivery or code-host post records when its retry is due in its row (`next_attempt`), and the row
+# counts the attempts. With a broker the task retries itself at that time and the sweep re-publishes a retry
+# the broker lost; without one (tasks in-process) a retry would run at once, countdown ignored, inside the
+# request that failed, so there the task makes one attempt and `alerts.sweeps` re-publishes it when due.
 
 @shared_task(bind=True, acks_late=True, max_retries=len(service.RETRY_DELAYS))
 def deliver_notification(self, delivery_id: int) -> bool:
-    if self.request.is_eager:
-        return service.attempt_delivery(delivery_id, final=service.retries_spent(delivery_id)).done
-    outcome = service.attempt_delivery(delivery_id, final=self.request.retries >= len(service.RETRY_DELAYS))
-    if outcome.retry:
-        raise self.retry(countdown=service.retry_delay(self.request.retries, outcome.retry_after))
+    outcome = service.attempt_delivery(delivery_id, final=service.retries_spent(delivery_id))
+    if outcome.retry and not self.request.is_eager:
+        raise self.retry(countdown=outcome.retry_in)
     return outcome.done
 
 
@@ -57,11 +57,9 @@ def compute_check(build_pk: int) -> str:
 
 @shared_task(bind=True, acks_late=True, max_retries=len(codehost.RETRY_DELAYS))
 def post_check(self, post_pk: int) -> bool:
-    if self.request.is_eager:
-        return codehost.attempt_post(post_pk, final=codehost.retries_spent(post_pk)).done
-    outcome = codehost.attempt_post(post_pk, final=self.request.retries >= len(codehost.RETRY_DELAYS))
-    if outcome.retry:
-        raise self.retry(countdown=service.retry_delay(self.request.retries, outcome.retry_after))
+    outcome = codehost.attempt_post(post_pk, final=codehost.retries_spent(post_pk))
+    if outcome.retry and not self.request.is_eager:
+        raise self.retry(countdown=outcome.retry_in)
     return outcome.done
 
 

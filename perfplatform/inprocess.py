@@ -3,7 +3,7 @@
 `make demo` and an embedded SQLite set-up run tasks inside the web process and have no beat, so nothing
 would expire unanswered run requests, release alert groups held for a bisection, settle pull-request checks
 whose base never came, or retry a failed delivery after its backoff. `start()` (called by `perfplatform.wsgi`,
-so by gunicorn and by runserver) runs `alerts.sweeps.run(due_retries=True)` every
+so by gunicorn and by runserver) runs `alerts.sweeps.run(in_process=True)` every
 `PERF_SWEEP_INTERVAL_SECONDS` on a daemon thread of that process. Under Celery it does nothing: beat runs the
 sweep there, and the broker holds the retries.
 """
@@ -62,7 +62,7 @@ def sweep_once() -> int:
             return 0
         close_old_connections()
         try:
-            return sweeps.run(due_retries=True)
+            return sweeps.run(in_process=True)
         except Exception:
             log.exception("in-process sweep failed; the next one runs in %ss", settings.PERF_SWEEP_INTERVAL_SECONDS)
             return 0

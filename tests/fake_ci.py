@@ -17,6 +17,7 @@ class FakeCI:
         self.received: list[dict] = []
         self.rejected = 0
         self.status = 202  # what the endpoint answers a well-signed request
+        self.headers: dict[str, str] = {}  # extra response headers (Retry-After, say)
         self.on_request = on_request
         ci = self
 
@@ -32,6 +33,8 @@ class FakeCI:
                 doc = json.loads(body)
                 ci.received.append(doc)
                 self.send_response(ci.status)
+                for name, value in ci.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 if ci.status >= 300:
                     return

@@ -225,7 +225,8 @@ def backdate_last_attempt(rr: RunRequest, seconds: float) -> None:
     from datetime import datetime, timedelta
 
     log = list(rr.attempt_log)
-    log[-1] = {**log[-1], "at": (datetime.fromisoformat(log[-1]["at"]) - timedelta(seconds=seconds)).isoformat()}
+    log[-1] = {**log[-1], **{k: (datetime.fromisoformat(log[-1][k]) - timedelta(seconds=seconds)).isoformat()
+                             for k in ("at", "retry_at") if k in log[-1]}}
     RunRequest.objects.filter(pk=rr.pk).update(attempt_log=log)
 
 
@@ -242,16 +243,40 @@ def test_it_retries_a_failing_ci_then_sends_the_alert_with_its_range(upload, ci,
     rr = RunRequest.objects.get()
     assert rr.attempts == 1
     for n in range(1, attempts):
-        sweeps.run(due_retries=True)
+        sweeps.run(in_process=True)
         assert RunRequest.objects.get().attempts == n, "a retry was sent before its backoff was over"
         backdate_last_attempt(rr, retry_delay(n) + 1)
-        sweeps.run(due_retries=True)
+        sweeps.run(in_process=True)
         rr = RunRequest.objects.get()
         assert rr.attempts == n + 1
     assert rr.state == "failed" and rr.attempts == attempts and len(rr.attempt_log) == attempts
     assert all(not a["ok"] and a["status"] == status for a in rr.attempt_log)
     b = Bisection.objects.get()
     assert b.outcome == "failed" and b.alert.confirmation == "none" and b.alert.range_commits == 5
+
+
+def test_it_waits_for_the_ci_s_retry_after_and_sends_a_duplicate_task_nothing(upload, ci, handoffs):
+    from datetime import datetime, timedelta
+
+    from alerts import handoff
+    from alerts.bisection import ci as ci_module
+
+    fake, _ = ci
+    fake.status, fake.headers = 503, {"Retry-After": "600"}
+    handoffs.held.add(handoff.RUN_REQUEST)  # sent by hand below
+    run_history(upload, {"startup.cold.ttid": (TIME_AT, 0.15)})
+    rr = RunRequest.objects.get()
+    assert ci_module.send(rr.pk) == ("retry", 600)
+    rr.refresh_from_db()
+    entry = rr.attempt_log[-1]
+    assert datetime.fromisoformat(entry["retry_at"]) - datetime.fromisoformat(entry["at"]) == timedelta(seconds=600)
+    # Past the backoff's first step, not past CI's 600 s: a re-published copy sends nothing, the sweep nothing.
+    backdate_last_attempt(rr, ci_module.retry_delay(1) + 1)
+    assert ci_module.send(rr.pk) == ("waiting", None)
+    assert ci_module.unsent(0) == [] and len(fake.received) == 1
+    backdate_last_attempt(rr, 600)
+    fake.status = 202
+    assert ci_module.unsent(0) == [rr.pk] and ci_module.send(rr.pk) == ("sent", None) and len(fake.received) == 2
 
 
 def test_it_posts_a_run_request_with_no_transaction_open_and_a_claim_that_stops_a_twin(upload, ci, monkeypatch,

@@ -57,6 +57,6 @@ def test_it_lets_one_process_of_the_host_sweep_at_a_time(tmp_path, settings, mon
     finally:
         holder.kill()
         holder.wait()
-    assert inprocess.sweep_once() == 7 and calls == [{"due_retries": True}]
+    assert inprocess.sweep_once() == 7 and calls == [{"in_process": True}]
     with open(tmp_path / "inprocess-sweep.lock", "a") as f:  # released after its sweep
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)

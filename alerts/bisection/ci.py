@@ -8,6 +8,7 @@ app's CI secret>`` (the webhook scheme of section 5). Each attempt is appended t
 from __future__ import annotations
 
 import json
+import math
 import time
 from datetime import datetime, timedelta
 
@@ -15,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from alerts.models import RunRequest
+from alerts.notify.service import EARLY_SECONDS, MAX_RETRY_DELAY
 from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError, timeout_seconds
 from alerts.notify.transports.webhook import SIGNATURE_HEADER, sign
 
@@ -57,7 +59,11 @@ def http_post(url: str, body: bytes, headers: dict[str, str], *, timeout: float)
     raise error_for_status(response.status, detail, response.headers)
 
 
-def retry_delay(attempts: int) -> int:
+def retry_delay(attempts: int, retry_after: float | None = None) -> int:
+    """Seconds before the retry after attempt number `attempts` (1-based): CI's Retry-After if it gave one
+    (at least a second, at most the notifications' cap), else the backoff."""
+    if retry_after is not None and retry_after >= 0:
+        return int(math.ceil(min(max(retry_after, 1.0), MAX_RETRY_DELAY)))
     return RETRY_DELAYS[min(max(attempts - 1, 0), len(RETRY_DELAYS) - 1)]
 
 
@@ -67,7 +73,8 @@ def claim_seconds() -> float:
 
 
 def send(request_id: int) -> tuple[str, int | None]:
-    """POST one request once. Returns ("sent"|"retry"|"failed"|"done", seconds to wait before a retry).
+    """POST one request once. Returns ("sent"|"retry"|"failed"|"done"|"waiting", seconds to wait before a retry);
+    "waiting": its retry is not due yet (a duplicate task; the planned retry sends it).
 
     Claim, send, record, as notification deliveries do: the request is claimed (`claimed_until`, set and
     committed under a row lock), POSTed with no transaction or lock held (a slow CI endpoint must hold no
@@ -83,6 +90,8 @@ def send(request_id: int) -> tuple[str, int | None]:
         now = timezone.now()
         if rr.claimed_until is not None and rr.claimed_until > now:
             return "retry", max(1, int((rr.claimed_until - now).total_seconds()) + 1)
+        if not _retry_due(rr.attempts, rr.attempt_log, now + timedelta(seconds=EARLY_SECONDS)):
+            return "waiting", None  # a duplicate (the sweep re-published a retry the broker holds): it sends
         rr.claimed_until = now + timedelta(seconds=claim_seconds())
         rr.save(update_fields=["claimed_until"])
         integration = ci_of(rr.app)
@@ -112,10 +121,12 @@ def send(request_id: int) -> tuple[str, int | None]:
         now = timezone.now()
         rr.attempts += 1
         rr.claimed_until = None
-        rr.attempt_log = [*rr.attempt_log, {
-            "at": now.isoformat(), "ok": error is None, "status": status if error is None else error.status_code,
-            "error": str(error)[:500] if error is not None else "", "ms": elapsed_ms,
-        }]
+        entry = {"at": now.isoformat(), "ok": error is None, "status": status if error is None else error.status_code,
+                 "error": str(error)[:500] if error is not None else "", "ms": elapsed_ms}
+        wait = retry_delay(rr.attempts, error.retry_after) if isinstance(error, TransientError) else None
+        if wait is not None:
+            entry["retry_at"] = (now + timedelta(seconds=wait)).isoformat()
+        rr.attempt_log = [*rr.attempt_log, entry]
         fields = ["attempts", "attempt_log", "claimed_until", "error"]
         if error is None:
             rr.sent, rr.error = now, ""
@@ -125,9 +136,9 @@ def send(request_id: int) -> tuple[str, int | None]:
         if rr.state != RunRequest.State.REQUESTED:  # expired while we were sending: nothing more to do
             rr.save(update_fields=fields)
             return "done", None
-        if isinstance(error, TransientError) and rr.attempts < MAX_ATTEMPTS:
+        if wait is not None and rr.attempts < MAX_ATTEMPTS:
             rr.save(update_fields=fields)
-            return "retry", retry_delay(rr.attempts)
+            return "retry", wait
         rr.state, rr.outcome = RunRequest.State.FAILED, "not delivered"
         rr.save(update_fields=[*fields, "state", "outcome"])
         return "failed", None
@@ -144,9 +155,13 @@ def unsent(min_age_seconds: int) -> list[int]:
 
 
 def _retry_due(attempts: int, log: list[dict], now) -> bool:
+    """Whether the retry after the last recorded attempt is due at `now`: its `retry_at` (backoff or CI's
+    Retry-After), or for entries written before that was recorded, the backoff after its `at`."""
     if not attempts or not log:
         return True
     try:
+        if "retry_at" in log[-1]:
+            return datetime.fromisoformat(log[-1]["retry_at"]) <= now
         last = datetime.fromisoformat(log[-1]["at"])
     except (KeyError, TypeError, ValueError):
         return True

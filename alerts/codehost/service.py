@@ -13,13 +13,14 @@ import os
 import time
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from alerts import handoff
 from alerts.codehost import github
 from alerts.models import Check, CodeHostAttempt, CodeHostPost
-from alerts.notify.service import AttemptOutcome, retry_delay
+from alerts.notify.service import EARLY_SECONDS, AttemptOutcome, retry_delay
 from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError
 
 log = logging.getLogger(__name__)
@@ -53,25 +54,32 @@ def plan_post(check_pk: int) -> int | None:
     post, _ = CodeHostPost.objects.get_or_create(premerge_check=check)
     if post.posted_state == state:
         return None
-    CodeHostPost.objects.filter(pk=post.pk).update(status=CodeHostPost.Status.PENDING, want_state=state, attempts=0)
+    CodeHostPost.objects.filter(pk=post.pk).update(status=CodeHostPost.Status.PENDING, want_state=state, attempts=0,
+                                                   next_attempt=timezone.now())
     handoff.publish(handoff.CODE_HOST_POST, post.pk)
     return post.pk
 
 
 def retries_spent(post_pk: int) -> bool:
-    """Whether the next attempt of a post is its last, read from the row (tasks in-process: no broker counts)."""
+    """Whether the next attempt of a post is its last, read from the row (a re-published retry starts the task's
+    own count afresh)."""
     attempts = CodeHostPost.objects.filter(pk=post_pk).values_list("attempts", flat=True).first()
     return attempts is not None and attempts >= len(RETRY_DELAYS)
 
 
-def due_retries(limit: int = 200) -> list[int]:
-    """Pending posts that failed transiently and whose backoff has run out (for the sweep without a broker)."""
+def due_retries(grace_seconds: float = 0.0, limit: int = 200) -> list[int]:
+    """Pending posts whose next attempt was due more than `grace_seconds` ago, for the periodic sweep: a retry
+    that never ran (without a broker, grace 0: every retry; with one: what it lost), or a first hand-off lost
+    for at least PERF_SWEEP_MIN_AGE_SECONDS (the request that planned it may still be posting it). Rows from
+    before `next_attempt` existed are due when their backoff after `updated` is over."""
     now = timezone.now()
-    rows = (CodeHostPost.objects.filter(status=CodeHostPost.Status.PENDING, attempts__gt=0)
-            .order_by("updated").values_list("pk", "attempts", "updated"))
-    # the delays the broker path waits (alerts.tasks.post_check), from the same function
-    return [pk for pk, attempts, updated in rows[:limit]
-            if updated + timedelta(seconds=retry_delay(attempts - 1, None)) <= now]
+    cutoff = now - timedelta(seconds=grace_seconds)
+    first_cutoff = min(cutoff, now - timedelta(seconds=settings.PERF_SWEEP_MIN_AGE_SECONDS))
+    rows = (CodeHostPost.objects.filter(status=CodeHostPost.Status.PENDING).exclude(next_attempt__gt=cutoff)
+            .order_by("updated").values_list("pk", "attempts", "updated", "next_attempt"))
+    return [pk for pk, attempts, updated, due in rows[:limit]
+            if (due or updated + timedelta(seconds=retry_delay(attempts - 1, None)))
+            <= (cutoff if attempts else first_cutoff)]
 
 
 def _record(post: CodeHostPost, action: str, started: float, error: DeliveryError | None) -> None:
@@ -87,6 +95,8 @@ def attempt_post(post_pk: int, *, final: bool) -> AttemptOutcome:
         post = CodeHostPost.objects.select_for_update().filter(pk=post_pk).first()
         if post is None or post.status != CodeHostPost.Status.PENDING:
             return AttemptOutcome(done=True, retry=False)
+        if post.next_attempt is not None and post.next_attempt > timezone.now() + timedelta(seconds=EARLY_SECONDS):
+            return AttemptOutcome(done=False, retry=False)  # a duplicate: the planned retry posts it
         check = Check.objects.select_related("app", "build").get(pk=post.premerge_check_id)
         target = target_for(check)
         error: DeliveryError | None = None
@@ -126,6 +136,7 @@ def attempt_post(post_pk: int, *, final: bool) -> AttemptOutcome:
                 _record(post, action, started, error)
                 break
         post.attempts += 1
+        post.next_attempt = None
         if error is None:
             post.status = CodeHostPost.Status.SENT
             post.posted_state = post.want_state
@@ -134,7 +145,9 @@ def attempt_post(post_pk: int, *, final: bool) -> AttemptOutcome:
         else:
             post.error = str(error)[:2000]
             if isinstance(error, TransientError) and not final:
-                outcome = AttemptOutcome(done=False, retry=True, retry_after=error.retry_after)
+                wait = retry_delay(post.attempts - 1, error.retry_after)
+                post.next_attempt = timezone.now() + timedelta(seconds=wait)
+                outcome = AttemptOutcome(done=False, retry=True, retry_after=error.retry_after, retry_in=wait)
             else:
                 post.status = CodeHostPost.Status.FAILED
                 outcome = AttemptOutcome(done=True, retry=False)

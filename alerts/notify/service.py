@@ -1,7 +1,10 @@
 """Planning deliveries of an alert group and attempting them, with every attempt recorded.
 
-The Celery task in `alerts.tasks` calls `attempt_delivery(id, final=retries >= len(RETRY_DELAYS))` and,
-when the outcome asks for it, retries after `retry_delay(retries, outcome.retry_after)` seconds.
+The task in `alerts.tasks` calls `attempt_delivery(id, final=retries_spent(id))` and, when the outcome asks
+for it, retries after `outcome.retry_in` seconds: `retry_delay(attempts - 1, retry_after)`, recorded in the row
+as `next_attempt`. The row, not the broker, is the record of a planned retry: the periodic sweep re-publishes
+one whose time has passed (`due_retries`: without a broker at once, with one after a grace, for a retry
+the broker lost), and an attempt that comes before `next_attempt` sends nothing, so a duplicate is harmless.
 
 Exactly-once as far as we can without holding a lock across the network: a sender claims the pending
 delivery (`claimed_until`, set and committed under a row lock), sends with no transaction open, then
@@ -41,6 +44,7 @@ class AttemptOutcome:
     done: bool  # nothing more to do for this delivery (sent, failed, or skipped)
     retry: bool  # a transient failure: try again later
     retry_after: float | None = None  # what the server asked for (Retry-After), if anything
+    retry_in: float | None = None  # seconds until the retry is due (the row's next_attempt), when retry
 
 
 def retry_delay(attempt: int, retry_after: float | None) -> float:
@@ -50,21 +54,29 @@ def retry_delay(attempt: int, retry_after: float | None) -> float:
     return float(RETRY_DELAYS[min(max(attempt, 0), len(RETRY_DELAYS) - 1)])
 
 
+#: An attempt this early (seconds) before its row's next_attempt still counts as due (clocks and countdowns).
+EARLY_SECONDS = 2.0
+
+
 def retries_spent(delivery_id: int) -> bool:
-    """Whether the next attempt of a delivery is its last (the task's `final`, read from the row where no broker
-    counts the task's retries: tasks in-process)."""
+    """Whether the next attempt of a delivery is its last (the task's `final`), read from the row: a retry the
+    sweep re-published starts the task's own count afresh, the row's count does not."""
     attempts = Delivery.objects.filter(pk=delivery_id).values_list("attempts", flat=True).first()
     return attempts is not None and attempts >= len(RETRY_DELAYS)
 
 
-def due_retries(limit: int = 500) -> list[int]:
-    """Pending deliveries that failed transiently and whose backoff has run out: what a broker would have
-    retried by now. Without one (tasks in-process) the periodic sweep re-publishes them."""
+def due_retries(grace_seconds: float = 0.0, limit: int = 500) -> list[int]:
+    """Pending deliveries that failed transiently and whose retry was due more than `grace_seconds` ago. The
+    periodic sweep re-publishes them: without a broker (grace 0) that is how they are retried; with one, a
+    retry still pending after the grace is one the broker lost (a publish that failed, a restarted Redis).
+    Rows from before `next_attempt` existed are due when their backoff after `last_attempt` is over."""
     now = timezone.now()
+    cutoff = now - timedelta(seconds=grace_seconds)
     rows = (Delivery.objects.filter(status=Delivery.Status.PENDING, attempts__gt=0, last_attempt__isnull=False)
-            .exclude(claimed_until__gt=now).order_by("last_attempt").values_list("pk", "attempts", "last_attempt"))
-    return [pk for pk, attempts, last in rows[:limit]
-            if last + timedelta(seconds=retry_delay(attempts - 1, None)) <= now]
+            .exclude(claimed_until__gt=now).exclude(next_attempt__gt=cutoff).order_by("last_attempt")
+            .values_list("pk", "attempts", "last_attempt", "next_attempt"))
+    return [pk for pk, attempts, last, due in rows[:limit]
+            if (due or last + timedelta(seconds=retry_delay(attempts - 1, None))) <= cutoff]
 
 
 def flag_after() -> int:
@@ -127,7 +139,11 @@ def _claim(delivery_id: int) -> tuple[Delivery, Channel, AlertGroup] | AttemptOu
         now = timezone.now()
         if delivery.claimed_until is not None and delivery.claimed_until > now:
             # Another worker is sending it right now; look again once its claim would have lapsed.
-            return AttemptOutcome(done=False, retry=True, retry_after=(delivery.claimed_until - now).total_seconds())
+            wait = (delivery.claimed_until - now).total_seconds()
+            return AttemptOutcome(done=False, retry=True, retry_after=wait, retry_in=wait)
+        if delivery.next_attempt is not None and delivery.next_attempt > now + timedelta(seconds=EARLY_SECONDS):
+            # A duplicate (a re-published retry the broker still held): the planned retry sends it.
+            return AttemptOutcome(done=False, retry=False)
         delivery.claimed_until = now + timedelta(seconds=claim_seconds())
         delivery.save(update_fields=["claimed_until"])
         return delivery, Channel.objects.get(pk=delivery.channel_id), AlertGroup.objects.get(pk=delivery.group_id)
@@ -181,6 +197,7 @@ def _record(delivery_id: int, channel: Channel, error: DeliveryError | None, dur
         delivery.attempts += 1
         delivery.last_attempt = now
         delivery.claimed_until = None
+        delivery.next_attempt = None
         if error is None:
             delivery.status = Delivery.Status.SENT
             delivery.sent = now
@@ -190,11 +207,14 @@ def _record(delivery_id: int, channel: Channel, error: DeliveryError | None, dur
             delivery.error = str(error)[:ERROR_LIMIT]
             retry_after = error.retry_after if isinstance(error, TransientError) else None
             if isinstance(error, TransientError) and not final:
-                outcome = AttemptOutcome(done=False, retry=True, retry_after=retry_after)
+                wait = retry_delay(delivery.attempts - 1, retry_after)
+                delivery.next_attempt = now + timedelta(seconds=wait)
+                outcome = AttemptOutcome(done=False, retry=True, retry_after=retry_after, retry_in=wait)
             else:
                 delivery.status = Delivery.Status.FAILED
                 outcome = AttemptOutcome(done=True, retry=False, retry_after=retry_after)
-        delivery.save(update_fields=["attempts", "last_attempt", "status", "sent", "error", "claimed_until"])
+        delivery.save(update_fields=["attempts", "last_attempt", "status", "sent", "error", "claimed_until",
+                                     "next_attempt"])
 
         if error is None:
             _channel_ok(channel.pk)

@@ -11,6 +11,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -133,3 +134,70 @@ def test_it_answers_503_while_postgres_is_down_and_the_cli_gets_its_upload_in(tm
     finally:
         env.close()
         pg.remove()
+
+
+class FlakyHook(BaseHTTPRequestHandler):
+    """A webhook receiver that answers its first POST 503 with Retry-After: 10, the later ones 204."""
+
+    received: list[bytes] = []
+
+    def do_POST(self):  # noqa: N802 - http.server's naming
+        type(self).received.append(self.rfile.read(int(self.headers["Content-Length"])))
+        if len(type(self).received) == 1:
+            self.send_response(503)
+            self.send_header("Retry-After", "10")
+        else:
+            self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_it_sends_a_notification_whose_retry_redis_lost(tmp_path):
+    # The failed delivery's retry waits in the broker (an ETA task the worker holds, unacknowledged in Redis).
+    # Redis restarts with nothing kept and the worker dies: the retry is gone, and beat's sweep must find it in
+    # the delivery's row (`next_attempt`) and send it, once.
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    env = LiveEnv(tmp_path, redis_url=redis.url)
+    env.env.update({"PERF_SWEEP_INTERVAL_SECONDS": "2", "PERF_SWEEP_MIN_AGE_SECONDS": "3",
+                    "PERF_NOTIFY_SETTLE_BUILDS": "2", "PERF_WEBHOOK_ALLOW_PRIVATE": "true"})
+    FlakyHook.received = []
+    hook = ThreadingHTTPServer(("127.0.0.1", 0), FlakyHook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    (tmp_path / "perf.yaml").write_text(
+        "teams:\n  - name: central-perf\n    channels: [{type: webhook, url: "
+        f'"http://127.0.0.1:{hook.server_port}/hook", secret: "s"}}]\n'
+        'owners:\n  - {app: "*", platform: "*", metric: "*", team: central-perf}\n')
+
+    def delivery() -> tuple[str, int]:
+        out = env.manage("shell", "-c", "from alerts.models import Delivery; d = Delivery.objects.get(); "
+                                        "print('delivery', d.status, d.attempts)").stdout.split()
+        at = out.index("delivery")  # the shell may print its own lines first
+        return out[at + 1], int(out[at + 2])
+
+    try:
+        env.manage("load_config", str(tmp_path / "perf.yaml"))
+        token = env.token(APP)
+        url = env.start_web()
+        env.start(str(VENV_BIN / "celery"), "-A", "perfplatform", "beat", "--schedule", str(tmp_path / "beat"),
+                  log="beat.log")
+        worker = start_worker(env, "w1.log")
+        for body in history_bodies(36, shifts={"startup.cold.ttid": (30, 0.20)}):
+            assert upload_json(url, token, body)[0] == 201
+        wait_for(lambda: FlakyHook.received, 120, "the first delivery attempt")
+        wait_for(lambda: delivery() == ("pending", 1), 30, "the failed attempt to be recorded")
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=10)
+        redis.stop()
+        redis.start()  # empty: the retry the worker held is lost with it
+        start_worker(env, "w2.log")
+        wait_for(lambda: delivery() == ("sent", 2), 60, "the lost retry to be sent by the sweep")
+        time.sleep(5)  # a duplicate would arrive in this time
+        assert len(FlakyHook.received) == 2 and FlakyHook.received[0] == FlakyHook.received[1]
+        assert delivery() == ("sent", 2)
+    finally:
+        hook.shutdown()
+        env.close()
+        redis.stop()

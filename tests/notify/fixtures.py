@@ -79,6 +79,13 @@ def add_channel(team, kind: str, **config):
     return Channel.objects.create(team=team, kind=kind, key=key, config=config)
 
 
+def make_retry_due(model, pk: int) -> None:
+    """Move a planned retry's time (a Delivery's or CodeHostPost's `next_attempt`) into the past, as if its
+    backoff had run out: an attempt made earlier sends nothing."""
+    model.objects.filter(pk=pk, next_attempt__isnull=False).update(
+        next_attempt=datetime.now(UTC) - timedelta(seconds=1))
+
+
 def delivery_for(channel):
     """Plan the deliveries of the channel's team's group and return the one for `channel`."""
     from alerts.models import AlertGroup, Delivery

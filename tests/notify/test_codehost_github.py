@@ -10,7 +10,9 @@ import pytest
 
 from alerts.codehost import github, service
 from alerts.models import AppIntegration, Check, CodeHostAttempt, CodeHostPost
+from alerts.notify.service import AttemptOutcome
 from metrics.models import App, Build
+from tests.notify.fixtures import make_retry_due
 
 pytestmark = pytest.mark.django_db
 
@@ -106,6 +108,8 @@ def test_it_retries_a_failed_post_and_records_every_attempt(fake_github):
     FakeGitHub.fail_next = [503]
     first = service.attempt_post(post.pk, final=False)
     assert first.retry and not first.done
+    assert service.attempt_post(post.pk, final=False) == AttemptOutcome(done=False, retry=False)  # not due yet
+    make_retry_due(CodeHostPost, post.pk)
     second = service.attempt_post(post.pk, final=False)
     assert second.done
     attempts = list(CodeHostAttempt.objects.filter(post=post).order_by("pk").values_list("action", "ok", "status_code"))
@@ -123,3 +127,27 @@ def test_it_fails_a_post_permanently_without_a_token_and_never_raises(fake_githu
 
 def test_it_reads_the_pull_request_number_from_the_branch():
     assert [github.pr_number(b) for b in ("pr/123", "pull/7", "feature/pr-9", "main", "pr/x")] == [123, 7, 9, None, None]
+
+
+def test_it_posts_a_check_whose_hand_off_was_lost_from_the_sweep(fake_github, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from alerts import handoff, sweeps
+
+    settings.PERF_SWEEP_MIN_AGE_SECONDS = 30
+    check = make_check(fake_github)
+
+    def broker_down(kind, pk):
+        raise ConnectionError("broker down")
+
+    with handoff.use_publisher(broker_down), pytest.raises(ConnectionError):
+        service.plan_post(check.pk)
+    post = CodeHostPost.objects.get(premerge_check=check)
+    assert post.status == "pending" and post.attempts == 0 and FakeGitHub.requests == []
+    sweeps.run()  # too fresh: the request that planned it may still be posting it
+    assert FakeGitHub.requests == []
+    CodeHostPost.objects.filter(pk=post.pk).update(next_attempt=timezone.now() - timedelta(seconds=31))
+    sweeps.run()  # tasks in-process here: the re-published task posts at once
+    assert CodeHostPost.objects.get(pk=post.pk).status == "sent" and len(FakeGitHub.comments) == 1

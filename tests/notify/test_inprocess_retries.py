@@ -6,12 +6,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
 from alerts import sweeps, tasks
 from alerts.models import Delivery
 from alerts.notify.service import RETRY_DELAYS
-from tests.notify.fixtures import Reply, add_channel, delivery_for
+from tests.notify.fixtures import Reply, add_channel, delivery_for, make_retry_due
 
 pytestmark = pytest.mark.django_db
 
@@ -28,10 +27,12 @@ def test_it_retries_a_failed_delivery_in_process_only_once_its_backoff_is_over(w
     d = Delivery.objects.get(pk=webhook.pk)
     # One attempt: an eager retry would have run at once, countdown ignored, inside the failing request.
     assert d.status == Delivery.Status.PENDING and d.attempts == 1 and len(http_server.requests) == 1
-    sweeps.run(due_retries=True)
+    sweeps.run(in_process=True)
     assert Delivery.objects.get(pk=webhook.pk).attempts == 1 and len(http_server.requests) == 1
-    Delivery.objects.filter(pk=webhook.pk).update(last_attempt=timezone.now() - timedelta(seconds=RETRY_DELAYS[0] + 1))
-    sweeps.run(due_retries=True)
+    d = Delivery.objects.get(pk=webhook.pk)
+    assert d.next_attempt == d.last_attempt + timedelta(seconds=RETRY_DELAYS[0])
+    make_retry_due(Delivery, webhook.pk)
+    sweeps.run(in_process=True)
     d = Delivery.objects.get(pk=webhook.pk)
     assert d.status == Delivery.Status.SENT and d.attempts == 2 and len(http_server.requests) == 2
 

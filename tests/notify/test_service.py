@@ -2,7 +2,7 @@ import pytest
 
 from alerts.models import Alert, AlertGroup, Channel, Delivery, DeliveryAttempt
 from alerts.notify.service import RETRY_DELAYS, AttemptOutcome, attempt_delivery, plan_deliveries, retry_delay
-from tests.notify.fixtures import Reply, add_channel, delivery_for
+from tests.notify.fixtures import Reply, add_channel, delivery_for, make_retry_due
 
 pytestmark = pytest.mark.django_db
 
@@ -71,10 +71,14 @@ def test_it_records_an_attempt_for_every_try(scene, http_server):
     channel = add_channel(scene.team, "webhook", url=http_server.url)
     http_server.reply(Reply(503), Reply(429, headers={"Retry-After": "7"}), Reply(200))
     delivery = delivery_for(channel)
-    outcomes = [attempt_delivery(delivery.pk, final=False) for _ in range(3)]
+    outcomes = []
+    for _ in range(3):
+        outcomes.append(attempt_delivery(delivery.pk, final=False))
+        make_retry_due(Delivery, delivery.pk)
+    # retry_in: the backoff's first step, then the receiver's Retry-After
     assert outcomes == [
-        AttemptOutcome(done=False, retry=True, retry_after=None),
-        AttemptOutcome(done=False, retry=True, retry_after=7.0),
+        AttemptOutcome(done=False, retry=True, retry_after=None, retry_in=float(RETRY_DELAYS[0])),
+        AttemptOutcome(done=False, retry=True, retry_after=7.0, retry_in=7.0),
         AttemptOutcome(done=True, retry=False, retry_after=None),
     ]
     attempts = list(DeliveryAttempt.objects.filter(delivery=delivery).order_by("pk"))

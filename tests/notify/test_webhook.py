@@ -8,7 +8,7 @@ from alerts.models import Channel, Delivery, DeliveryAttempt
 from alerts.notify.service import attempt_delivery
 from alerts.notify.transports.base import PermanentError, TransientError
 from alerts.notify.transports.webhook import sign
-from tests.notify.fixtures import BASE_URL, Reply, add_channel, delivery_for
+from tests.notify.fixtures import BASE_URL, Reply, add_channel, delivery_for, make_retry_due
 
 pytestmark = pytest.mark.django_db
 
@@ -153,10 +153,12 @@ def test_it_flags_a_channel_after_three_failures_and_a_success_clears_it(channel
         assert attempt_delivery(delivery.pk, final=False).retry
         channel.refresh_from_db()
         assert (channel.consecutive_failures, channel.flagged) == (n, False)
+        make_retry_due(Delivery, delivery.pk)
     assert attempt_delivery(delivery.pk, final=False).retry
     channel.refresh_from_db()
     assert (channel.consecutive_failures, channel.flagged) == (3, True)
 
+    make_retry_due(Delivery, delivery.pk)
     assert attempt_delivery(delivery.pk, final=False).done
     channel.refresh_from_db()
     assert (channel.consecutive_failures, channel.flagged) == (0, False)
