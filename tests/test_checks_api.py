@@ -147,6 +147,11 @@ def test_it_shows_the_check_page(history, upload, client, django_user_model, dja
     client.force_login(django_user_model.objects.create_user("u", password="p"))
     r = client.get("/checks/com.example.shop/android/pr-6/")
     assert r.status_code == 200 and b'data-verdict="regression"' in r.content
+    # The comparison with the merge-base, every metric paired across the two series (branch and pull request).
+    compare = client.get("/compare/?a=20&b=pr-6&app=com.example.shop&platform=android")
+    assert b"/compare/?a=20&amp;b=pr-6&amp;app=com.example.shop&amp;platform=android" in r.content
+    got = {row["metric"].name: row for row in compare.context["rows"]}
+    assert got["startup.cold.ttid"]["direction"] == "worse" and all(row["change"] for row in got.values())
 
 
 class _Canned(BaseHTTPRequestHandler):

@@ -17,7 +17,7 @@ ORDER = {"regression": 0, "inconclusive": 1, "improvement": 2, "no_baseline": 3,
 def check_page(request: HttpRequest, app: str, platform: str, build: str) -> HttpResponse:
     b = get_object_or_404(Build.objects.select_related("app"), app__name=app, platform=platform, ext_id=build)
     if b.role != Scope.PR:
-        raise Http404("not a pull-request build")
+        raise Http404(f"build {b.ext_id} is a {b.role} build, not a pull-request build: it has no check")
     check = premerge.current_check(b)
     payload = premerge.check_payload(check, b)
     rows = []

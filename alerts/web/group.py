@@ -9,7 +9,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from alerts.models import Alert, AlertGroup
-from alerts.triage import TriageError, can_triage, triage
+from alerts.triage import MAX_NOTE, TriageError, can_triage, triage
 from alerts.web.bisection import bisection_blocks
 from alerts.web.budget_view import budget_alert_row
 from alerts.web.format import num, pct, short, spark_json
@@ -17,6 +17,7 @@ from metrics import sparkline
 
 STATUSES = [s for s in Alert.Status.values if s != Alert.Status.REASSIGNED]
 GRAPHS = 12  # live alerts drawn around the culprit; the rest are in the table
+REASSIGN_EACH_SIDE = 20  # groups offered for reassignment before and after the culprit build
 
 
 def culprit_graphs(group: AlertGroup, live: list[Alert]) -> list[dict]:
@@ -33,22 +34,37 @@ def culprit_graphs(group: AlertGroup, live: list[Alert]) -> list[dict]:
     return out
 
 
+def reassign_candidates(group: AlertGroup, each_side: int = REASSIGN_EACH_SIDE) -> list[AlertGroup]:
+    """The groups of the builds nearest the culprit, `each_side` before and after it, newest first: a
+    misplaced culprit is a neighbour of the build that was blamed, not one of the app's latest."""
+    same = (AlertGroup.objects.filter(build__app=group.build.app, build__platform=group.build.platform)
+            .exclude(build_id=group.build_id).select_related("build", "team"))
+    at = group.build.timestamp
+    later = list(same.filter(build__timestamp__gte=at).order_by("build__timestamp", "pk")[:each_side])
+    earlier = list(same.filter(build__timestamp__lt=at).order_by("-build__timestamp", "-pk")[:each_side])
+    return later[::-1] + earlier
+
+
 def _triage(request: HttpRequest, group: AlertGroup) -> tuple[int, str]:
     """Apply a POSTed triage to one alert (`alert`=id) or every live alert of the group (`alert`=all)."""
     status = request.POST.get("status", "")
-    if status not in STATUSES:
-        return 400, f"status must be one of {', '.join(STATUSES)}"
     target = request.POST.get("alert", "")
     if target != "all" and not target.isdigit():
         return 400, "alert must be an alert id or 'all'"
-    if target != "all" and not group.alerts.filter(pk=int(target)).exists():
+    current = None if target == "all" else group.alerts.filter(pk=int(target)).values_list(
+        "status", "reassigned_to_id").first()
+    if target != "all" and current is None:
         return 404, "no such alert in this group"
+    # A reassigned alert's form offers its own status, so saving its note keeps the reassignment.
+    keep = current[1] if current and current[0] == Alert.Status.REASSIGNED == status else None
+    if status not in STATUSES and keep is None:
+        return 400, f"status must be one of {', '.join(STATUSES)}"
     note = request.POST.get("note")
     if target == "all" and not note:
         note = None  # an empty note on a whole-group triage keeps each alert's own note
     try:
         result = triage([] if target == "all" else [int(target)], status=status, note=note,
-                        user_id=request.user.pk, is_staff=request.user.is_staff,
+                        user_id=request.user.pk, is_staff=request.user.is_staff, reassigned_to=keep,
                         whole_groups=[group.pk] if target == "all" else [])
     except TriageError as exc:
         return exc.status, exc.message
@@ -88,8 +104,7 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
     live = [a for a in alerts if a.detection != Alert.Detection.WITHDRAWN]
     previous = [a.previous_build for a in live if a.previous_build is not None]
     first = min(previous, key=lambda b: (b.timestamp, b.pk)) if previous else None
-    candidates = (AlertGroup.objects.filter(build__app=group.build.app, build__platform=group.build.platform)
-                  .exclude(build_id=group.build_id).select_related("build", "team").order_by("-build__timestamp")[:40])
+    candidates = reassign_candidates(group)
     rows = [{
         "a": a, "metric": a.series.metric.name, "unit": a.series.metric.unit,
         "before": num(a.before, a.series.metric.unit), "after": num(a.after, a.series.metric.unit),
@@ -101,7 +116,7 @@ def alert_group_page(request: HttpRequest, group_id: int) -> HttpResponse:
     } for a in alerts]
     return render(request, "alerts/group.html", {
         "group": group, "build": group.build, "previous": first, "rows": rows, "allowed": allowed,
-        "statuses": STATUSES, "candidates": candidates, "graphs": culprit_graphs(group, live),
+        "statuses": STATUSES, "candidates": candidates, "max_note": MAX_NOTE, "graphs": culprit_graphs(group, live),
         "budgets": [budget_alert_row(b) for b in group.budget_alerts.order_by("pk")],
         "bisection_blocks": bisection_blocks(alerts),
         "commit_from": short(first.commit) if first else "", "commit_to": short(group.build.commit),

@@ -26,17 +26,22 @@ def builds_home(request: HttpRequest) -> HttpResponse:
     return render(request, "metrics/home.html", {"groups": groups, "builds": builds})
 
 
+def _neighbours(b: Build):
+    """The builds `b` sits between: a pull-request build among its pull request's builds, any other among its
+    branch's history (requested builds, CI's re-runs for a bisection, are never anyone's neighbour)."""
+    role = Scope.PR if b.role == Scope.PR else Scope.BRANCH
+    return Build.objects.filter(app_id=b.app_id, platform=b.platform, branch=b.branch, role=role)
+
+
 def previous_build(b: Build) -> Build | None:
-    return (Build.objects.filter(app_id=b.app_id, platform=b.platform, branch=b.branch, timestamp__lt=b.timestamp)
-            .order_by("-timestamp", "-pk").first())
+    return _neighbours(b).filter(timestamp__lt=b.timestamp).order_by("-timestamp", "-pk").first()
 
 
 @login_required
 def build_page(request: HttpRequest, app: str, platform: str, build: str) -> HttpResponse:
     b = get_object_or_404(Build.objects.select_related("app"), app__name=app, platform=platform, ext_id=build)
     prev = previous_build(b)
-    following = (Build.objects.filter(app_id=b.app_id, platform=b.platform, branch=b.branch, timestamp__gt=b.timestamp)
-                 .order_by("timestamp", "pk").first())
+    following = _neighbours(b).filter(timestamp__gt=b.timestamp).order_by("timestamp", "pk").first()
     before = {m.series_id: m for m in Measurement.objects.filter(build=prev)} if prev else {}
     notes = annotate_build(b)
     rows = []

@@ -16,6 +16,9 @@ from scipy import stats
 from metrics.models import App, Build, Measurement, unpack_samples
 
 ALPHA = 0.05
+#: Builds pooled per side of a range at most (the latest of the range): a page, not a report; about 4 s for
+#: 150 metrics on a 2-core host at this size (docs/BENCHMARKS.md), and any signed-in user may ask for one.
+MAX_RANGE_BUILDS = 100
 WELCH_KINDS = {"memory", "score"}  # near-normal runs: Welch's t-test; other sampled kinds: Mann-Whitney U
 # Single values: counts get a Poisson test, everything else (sizes) is exact: any difference is real.
 # Over ranges of builds, single values are compared with Mann-Whitney U on the per-build values.
@@ -119,7 +122,8 @@ def _one(ext_id: str, app: str, platform: str) -> tuple[Build | None, str]:
 
 
 def _find(spec: str, app: str, platform: str) -> tuple[list[Build], str]:
-    """`spec` is one build id or a range `FROM..TO` (both ends included, same app, platform and branch)."""
+    """`spec` is one build id or a range `FROM..TO` (both ends included, same app, platform, branch and role:
+    a branch's range holds no requested re-runs); a range reads at most MAX_RANGE_BUILDS + 1 of its latest builds (`capped` cuts and says so)."""
     if not spec:
         return [], ""
     if ".." not in spec:
@@ -135,9 +139,19 @@ def _find(spec: str, app: str, platform: str) -> tuple[list[Build], str]:
     if hi.timestamp < lo.timestamp:
         lo, hi = hi, lo
     builds = list(Build.objects.select_related("app").filter(
-        app=lo.app, platform=lo.platform, branch=lo.branch, timestamp__gte=lo.timestamp, timestamp__lte=hi.timestamp,
-    ).order_by("timestamp", "pk")[:1000])
+        app=lo.app, platform=lo.platform, branch=lo.branch, role=lo.role, timestamp__gte=lo.timestamp,
+        timestamp__lte=hi.timestamp,
+    ).order_by("-timestamp", "-pk")[:MAX_RANGE_BUILDS + 1])[::-1]
     return builds, ""
+
+
+def capped(builds: list[Build], spec: str) -> tuple[list[Build], str]:
+    """A range's latest MAX_RANGE_BUILDS builds (`_find` reads one more to know), and a note when cut."""
+    if len(builds) <= MAX_RANGE_BUILDS:
+        return builds, ""
+    builds = builds[-MAX_RANGE_BUILDS:]
+    return builds, (f"{spec} holds more than {MAX_RANGE_BUILDS} builds: its latest {MAX_RANGE_BUILDS} are compared, "
+                    f"from {builds[0].ext_id}")
 
 
 def pct(rel: float | None) -> str:
@@ -155,12 +169,15 @@ def fmt(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 10000 else f"{value:.4g}"
 
 
-def _sides(builds: list[Build]) -> tuple[dict[int, Side], dict[int, Measurement]]:
-    sides: dict[int, Side] = {}
-    first: dict[int, Measurement] = {}
+def _sides(builds: list[Build]) -> tuple[dict[tuple[str, str], Side], dict[tuple[str, str], Measurement]]:
+    """Each side's data per (metric, device): not per series, whose branch and role differ between a pull
+    request's build and its base, or between two branches, though the metric is the same."""
+    sides: dict[tuple[str, str], Side] = {}
+    first: dict[tuple[str, str], Measurement] = {}
     for m in Measurement.objects.filter(build__in=builds).select_related("series__metric"):
-        sides.setdefault(m.series_id, Side()).add(m)
-        first.setdefault(m.series_id, m)
+        key = (m.series.metric.name, m.series.device)
+        sides.setdefault(key, Side()).add(m)
+        first.setdefault(key, m)
     return sides, first
 
 
@@ -171,13 +188,15 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     a, err_a = _find(a_id, app, platform)
     b, err_b = _find(b_id, app or (a[0].app.name if a else ""), platform or (a[0].platform if a else ""))
     errors = [e for e in (err_a, err_b) if e]
+    (a, note_a), (b, note_b) = capped(a, a_id), capped(b, b_id)
+    notes = [n for n in (note_a, note_b) if n]
     rows = []
     if a and b:
         sa, ma = _sides(a)
         sb, mb = _sides(b)
-        for sid in sorted(set(sa) | set(sb), key=lambda s: ((ma.get(s) or mb[s]).series.metric.name, s)):
-            x, y = sa.get(sid), sb.get(sid)
-            series = (ma.get(sid) or mb[sid]).series
+        for key in sorted(set(sa) | set(sb)):
+            x, y = sa.get(key), sb.get(key)
+            series = (ma.get(key) or mb[key]).series
             metric = series.metric
             xv, yv = (x.value if x else None), (y.value if y else None)
             rel = (yv - xv) / abs(xv) if x and y and xv else None
@@ -196,7 +215,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     apps = App.objects.order_by("name").values_list("name", flat=True)
     return render(request, "metrics/compare.html", {
         "a": a[0] if len(a) == 1 else None, "b": b[0] if len(b) == 1 else None, "a_builds": a, "b_builds": b, "sides": sides,
-        "a_id": a_id, "b_id": b_id, "app": app, "platform": platform, "errors": errors,
+        "a_id": a_id, "b_id": b_id, "app": app, "platform": platform, "errors": errors, "notes": notes,
         "rows": rows, "apps": apps, "alpha": ALPHA,
         "n_sig": sum(1 for r in rows if r["sig"].significant),
         "n_worse": sum(1 for r in rows if r["direction"] == "worse"),

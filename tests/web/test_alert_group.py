@@ -134,3 +134,36 @@ def test_it_says_why_a_due_group_was_not_sent(client, world):
     html = client.get(f"/alerts/{g.pk}/").content.decode()
     assert "not sent: repeats a drift already sent, not grown 1.5x since" in html
     assert "; notified " not in html
+
+
+def test_it_keeps_a_reassignment_when_the_alerts_note_is_saved(client, world):
+    login(client, world.member)
+    g, a, target = world.groups["startup"], world.alerts["startup"], world.groups["older"]
+    client.patch(f"/api/v1/alerts/{a.pk}", data=json.dumps({"status": "reassigned", "reassigned_to": target.pk}),
+                 content_type="application/json")
+    html = client.get(f"/alerts/{g.pk}/").content.decode()
+    assert '<option value="reassigned" selected>' in html  # the form shows the alert's own status
+    r = client.post(f"/alerts/{g.pk}/", {"alert": a.pk, "status": "reassigned", "note": "culprit is b20's"})
+    assert r.status_code == 302
+    a.refresh_from_db()
+    assert (a.status, a.reassigned_to_id, a.note) == ("reassigned", target.pk, "culprit is b20's")
+    # Reassigning from the note form (an alert not reassigned yet) is still refused: that takes a target.
+    other = world.alerts["size"]
+    login(client, world.staff)
+    r = client.post(f"/alerts/{world.groups['size'].pk}/", {"alert": other.pk, "status": "reassigned"})
+    assert r.status_code == 400
+
+
+def test_it_offers_the_groups_of_the_builds_around_the_culprit_for_reassignment(client, world):
+    from alerts.models import AlertGroup
+    from alerts.web.group import reassign_candidates
+
+    # Groups on every build but the culprit (b30): the nearest ones, both sides, are offered, not the latest.
+    for b in world.builds:
+        if b.ext_id not in ("b30", "b20"):
+            AlertGroup.objects.create(build=b, team=world.teams["central-perf"])
+    got = [c.build.ext_id for c in reassign_candidates(world.groups["startup"], each_side=3)]
+    assert got == ["b33", "b32", "b31", "b29", "b28", "b27"]
+    login(client, world.member)
+    html = client.get(f"/alerts/{world.groups['startup'].pk}/").content.decode()
+    assert '<option value="">choose a build</option>' in html  # nothing chosen for the user

@@ -36,3 +36,15 @@ def test_it_shows_a_pending_or_failed_analysis(client, world):
 def test_it_answers_404_for_an_unknown_build(client, world):
     login(client, world.outsider)
     assert client.get("/builds/com.example.shop/android/nope/").status_code == 404
+
+
+def test_it_never_names_a_requested_re_run_as_the_previous_or_next_build(client, world):
+    from datetime import timedelta
+
+    b29, b30 = world.builds[29], world.builds[30]
+    Build.objects.create(app=world.app, platform="android", branch="main", ext_id="rerun-1", commit=b29.commit,
+                         timestamp=b29.timestamp + timedelta(minutes=30), role="requested")
+    login(client, world.outsider)
+    r = client.get(f"/builds/com.example.shop/android/{b30.ext_id}/")
+    assert r.context["prev"].ext_id == "b29"
+    assert client.get("/builds/com.example.shop/android/b29/").context["next"].ext_id == "b30"

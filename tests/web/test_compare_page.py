@@ -103,3 +103,38 @@ def test_it_compares_two_ranges_by_pooling_runs_and_counts(client, world):
     assert got["crash.rate"]["direction"] == "worse"
     assert got["size.apk.download"]["sig"].test == "Mann-Whitney U (per-build values)"
     assert "10 builds of com.example.shop android" in r.content.decode()
+
+
+def test_it_pairs_a_pull_request_build_with_its_base_metric_by_metric(client, world):
+    from metrics.models import Build, Series
+
+    base = world.builds[20]
+    pr = Build.objects.create(app=world.app, platform="android", branch="pr/7", ext_id="pr-7", commit="f" * 40,
+                              timestamp=base.timestamp, role="pr", base_commit=base.commit, base_branch="main")
+    src = world.series["size.apk.download"]
+    pr_series = Series.objects.create(signature="pr-size", app=world.app, platform="android", branch="pr/7",
+                                      device=src.device, metric=src.metric, scope="pr")
+    Measurement.objects.create(series=pr_series, build=pr, build_time=pr.timestamp, value=31_500_000.0)
+    login(client, world.outsider)
+    got, r = rows(client, a="b20", b="pr-7")
+    assert got["size.apk.download"]["change"] != "" and got["size.apk.download"]["direction"] == "worse"
+    assert len(r.context["rows"]) == len(world.series)  # one row per metric, not one per series and side
+
+
+def test_it_pools_only_the_branchs_own_builds_and_caps_a_long_range(client, world, monkeypatch):
+    from datetime import timedelta
+
+    from metrics.models import Build
+    from metrics.web import compare
+
+    b12 = world.builds[12]
+    Build.objects.create(app=world.app, platform="android", branch="main", ext_id="rerun-1", commit=b12.commit,
+                         timestamp=b12.timestamp + timedelta(minutes=30), role="requested")
+    login(client, world.outsider)
+    _, r = rows(client, a="b10..b14", b="b30..b34")
+    assert [b.ext_id for b in r.context["a_builds"]] == ["b10", "b11", "b12", "b13", "b14"]
+    assert r.context["notes"] == []
+    monkeypatch.setattr(compare, "MAX_RANGE_BUILDS", 3)
+    _, r = rows(client, a="b10..b14", b="b30..b34")
+    assert [b.ext_id for b in r.context["a_builds"]] == ["b12", "b13", "b14"]
+    assert r.context["notes"][0].startswith("b10..b14 holds more than 3 builds") and len(r.context["notes"]) == 2
