@@ -31,6 +31,7 @@ from alerts.notify.payload import encode_payload, group_payload
 from alerts.notify.repeats import mark_sent, repeat_reason
 from alerts.notify.transports import TRANSPORTS
 from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError
+from metrics.models import Series
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,7 @@ def plan_deliveries(group_id: int) -> list[int]:
     A group that only repeats what was already sent (``repeats``: a moved alert, a drift that has not
     grown much) is marked notified with the reason in ``not_sent`` and gets no deliveries."""
     with transaction.atomic():
+        _lock_alerts_of(group_id)
         group = AlertGroup.objects.select_for_update().filter(pk=group_id).first()
         if group is None:
             return []
@@ -112,6 +114,20 @@ def plan_deliveries(group_id: int) -> list[int]:
             .order_by("pk")
             .values_list("pk", flat=True)
         )
+
+
+def _lock_alerts_of(group_id: int) -> None:
+    """Lock the group's series, then its alerts in key order, before the group itself: the order analysis
+    (series, alerts, then groups) and triage (alerts by key, then groups) take them. Planning took the group
+    first and then wrote its alerts (`mark_sent`), so it deadlocked with the analysis of the next build, which
+    holds those alerts and then refreshes the group (seen with two worker processes on PostgreSQL)."""
+    rows = list(Alert.objects.filter(group_id=group_id).values_list("pk", "series_id"))
+    if not rows:
+        return
+    list(Series.objects.select_for_update(no_key=True).filter(pk__in={sid for _, sid in rows}).order_by("pk")
+         .values_list("pk", flat=True))
+    list(Alert.objects.select_for_update(no_key=True).filter(pk__in=[pk for pk, _ in rows]).order_by("pk")
+         .values_list("pk", flat=True))
 
 
 def _channel_failed(channel_id: int) -> None:
