@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from perfplatform.env import env_bool, env_float, env_int, env_list, env_str
+from perfplatform.env import env_bool, env_float, env_int, env_list, env_str, env_url, parse_bool
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PERF_VAR_DIR", str(BASE_DIR / "var")))
@@ -31,7 +31,7 @@ if not SECRET_KEY:
     SECRET_KEY = _key_file.read_text().strip()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-PERF_BASE_URL = env_str("PERF_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+PERF_BASE_URL = env_url("PERF_BASE_URL", "http://127.0.0.1:8000", schemes=("http", "https")).rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -46,6 +46,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "perfplatform.health.HealthzMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "perfplatform.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -84,6 +85,8 @@ if DATABASE_URL:
         DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3" and not DATABASES["default"].get("NAME"):
+        raise ImproperlyConfigured(f"DATABASE_URL names no database (postgres://USER@HOST:PORT/NAME): {DATABASE_URL!r}")
 else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(_DEFAULT_SQLITE)}}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -98,7 +101,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, cache, Celery -------------------------------------------------------------------------
-REDIS_URL = env_str("REDIS_URL", "")
+REDIS_URL = env_url("REDIS_URL", "", schemes=("redis", "rediss", "unix"), hostless=("unix",))
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -189,13 +192,14 @@ if _EMAIL_URL:
     _u = urlparse(_EMAIL_URL)
     _q = parse_qs(_u.query)
     if _u.scheme in ("smtp", "smtps", "submission"):
+        env_url("EMAIL_URL", "", schemes=("smtp", "smtps", "submission"), hostless=("smtp", "smtps", "submission"))
         EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
         EMAIL_HOST = _u.hostname or "localhost"
         EMAIL_PORT = _u.port or {"smtp": 25, "smtps": 465, "submission": 587}[_u.scheme]
         EMAIL_HOST_USER = unquote(_u.username or "")
         EMAIL_HOST_PASSWORD = unquote(_u.password or "")
         EMAIL_USE_SSL = _u.scheme == "smtps"
-        EMAIL_USE_TLS = _u.scheme == "submission" or _q.get("tls", ["0"])[0] in ("1", "true")
+        EMAIL_USE_TLS = _u.scheme == "submission" or parse_bool("EMAIL_URL's tls", _q.get("tls", ["0"])[0])
     elif _u.scheme == "console":
         EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
     else:
