@@ -1,6 +1,7 @@
 """The team dashboard for triage: filtered, paginated alert groups with a sparkline per series.
 
-The filters live in the URL (app, platform, device, status, since, page) so a view can be shared.
+The filters live in the URL (app, platform, device, metric, direction, status, since, sort, page) so a view
+can be shared.
 The page's query count does not grow with the number of groups shown: groups (1), their live alerts
 (1 prefetch), the previous builds (1), every sparkline window (1, metrics.sparkline.around), plus
 a constant number of small reads (count, filter choices, channels, budgets).
@@ -8,12 +9,14 @@ a constant number of small reads (count, filter choices, channels, budgets).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Exists, F, OuterRef, Prefetch, Subquery
+from django.db.models.functions import Abs
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
@@ -37,6 +40,8 @@ STATUSES = {
     "all": (AlertGroup.Status.UNTRIAGED, AlertGroup.Status.INVESTIGATING, AlertGroup.Status.RESOLVED),
 }
 SINCE = {"1d": 1, "7d": 7, "30d": 30, "90d": 90}
+DIRECTIONS = {"regressions": Alert.Direction.REGRESSION, "improvements": Alert.Direction.IMPROVEMENT}
+SORTS = {"": "newest culprit first", "largest": "largest change first"}
 BULK = [("acknowledged", "Acknowledge"), ("invalid", "Invalid"), ("wontfix", "Won't fix")]
 
 
@@ -45,8 +50,11 @@ class Filters:
     app: str = ""
     platform: str = ""
     device: str = ""
+    metric: str = ""  # part of a metric name, or a pattern with * (startup.*)
+    direction: str = ""  # "", regressions or improvements: groups with at least one such live alert
     status: str = "open"
     since: str = ""
+    sort: str = ""
     page: int = 1
 
     @classmethod
@@ -57,15 +65,19 @@ class Filters:
             page = max(1, int(q.get("page", "1")))
         except ValueError:
             page = 1
+        direction, sort = q.get("direction", ""), q.get("sort", "")
         return cls(app=q.get("app", "").strip()[:100], platform=q.get("platform", "").strip()[:100],
-                   device=q.get("device", "").strip()[:100], status=status if status in STATUSES else "open",
-                   since=since if since in SINCE else "", page=page)
+                   device=q.get("device", "").strip()[:100], metric=q.get("metric", "").strip()[:100],
+                   direction=direction if direction in DIRECTIONS else "",
+                   status=status if status in STATUSES else "open",
+                   since=since if since in SINCE else "", sort=sort if sort in SORTS else "", page=page)
 
     def query(self, **change) -> str:
         """The URL query of these filters with `change` applied (defaults left out)."""
         values = {**self.__dict__, **change}
         q = QueryDict(mutable=True)
-        for key, default in (("app", ""), ("platform", ""), ("device", ""), ("status", "open"), ("since", ""), ("page", 1)):
+        for key, default in (("app", ""), ("platform", ""), ("device", ""), ("metric", ""), ("direction", ""),
+                             ("status", "open"), ("since", ""), ("sort", ""), ("page", 1)):
             if values[key] != default:
                 q[key] = str(values[key])
         return q.urlencode()
@@ -82,7 +94,25 @@ def filtered_groups(team: Team, f: Filters):
                               .exclude(detection=Alert.Detection.WITHDRAWN)))
     if f.since:
         qs = qs.filter(build__timestamp__gte=timezone.now() - timedelta(days=SINCE[f.since]))
+    live = Alert.objects.filter(group=OuterRef("pk")).exclude(detection=Alert.Detection.WITHDRAWN)
+    if f.metric:
+        qs = qs.filter(Exists(live.filter(**_metric_lookup(f.metric))))
+    if f.direction:
+        qs = qs.filter(Exists(live.filter(direction=DIRECTIONS[f.direction])))
+    if f.sort == "largest":
+        size = live.annotate(size=Abs("rel_change")).order_by(F("size").desc(nulls_last=True)).values("size")[:1]
+        return qs.annotate(largest=Subquery(size)).order_by(F("largest").desc(nulls_last=True),
+                                                            "-build__timestamp", "-pk")
     return qs.order_by("-build__timestamp", "-pk")
+
+
+def _metric_lookup(text: str) -> dict:
+    """`startup.*` matches names starting `startup.` (a `*` anywhere is a wildcard); other text is a part of
+    the name, case-insensitive."""
+    if "*" not in text:
+        return {"series__metric__name__icontains": text}
+    pattern = "^" + ".*".join(re.escape(part) for part in text.split("*")) + "$"
+    return {"series__metric__name__iregex": pattern}
 
 
 def _live_alerts():
@@ -179,6 +209,7 @@ def team_page(request: HttpRequest, team: str) -> HttpResponse:
         "prev_query": f.query(page=page.previous_page_number()) if page.has_previous() else None,
         "next_query": f.query(page=page.next_page_number()) if page.has_next() else None,
         "choices": filter_choices(t), "statuses": list(STATUSES), "since_choices": list(SINCE),
+        "directions": list(DIRECTIONS), "sorts": SORTS,
         "health_counts": block["counts"], "metrics_html": mark_safe(block["html"]),
         "can_triage": can_triage(request.user.pk, request.user.is_staff, t.pk),
         "bulk": BULK, "teams": Team.objects.order_by("name"), "channels": channel_rows(t),

@@ -175,3 +175,34 @@ def test_it_links_recent_pull_request_checks_of_the_teams_metrics(client, world)
     assert 'href="/checks/com.example.shop/android/pr-9/"' in html and "1 metric of ours, 1 regression" in html
     assert "/checks/com.example.shop/android/pr-9/" not in client.get("/teams/central-perf/").content.decode()
     assert 'href="/checks/com.example.shop/android/pr-9/"' in client.get("/overview/").content.decode()
+
+
+def test_it_filters_groups_by_metric_and_direction_and_orders_them_by_size(client, world):
+    team = world.teams["startup-perf"]
+    extra = []
+    for i, (name, direction, rel) in enumerate([("startup.warm.ttid", "improvement", -0.30),
+                                                 ("frames.feed.janky", "regression", 0.05)]):
+        b = world.builds[5 + i]
+        g = AlertGroup.objects.create(build=b, team=team)
+        series = world.series["startup.cold.ttid"] if name.startswith("startup") else world.series[name]
+        Alert.objects.create(series=series, build=b, previous_build=world.builds[4 + i], group=g, team=team,
+                             direction=direction, rel_change=rel, abs_change=rel * 400, before=400,
+                             after=400 * (1 + rel), test="t", detection="confirmed", note="looking into it")
+        extra.append(g)
+    login(client, world.member)
+
+    def shown(query: str) -> list[int]:
+        return [row["group"].pk for row in client.get(f"/teams/startup-perf/?{query}").context["rows"]]
+
+    startup = world.groups["startup"].pk  # +20% startup regression at b30
+    assert shown("") == [startup, extra[1].pk, extra[0].pk]  # newest culprit first
+    assert shown("metric=frames") == [extra[1].pk]
+    assert shown("metric=STARTUP.*") == [startup, extra[0].pk]
+    assert shown("metric=*.janky") == [extra[1].pk]
+    assert shown("direction=improvements") == [extra[0].pk]
+    assert shown("direction=regressions") == [startup, extra[1].pk]
+    assert shown("sort=largest") == [extra[0].pk, startup, extra[1].pk]  # |-30%| > 20% > 5%
+    r = client.get("/teams/startup-perf/?metric=startup.*&direction=regressions&sort=largest&page=1")
+    assert r.context["f"].query() == "metric=startup.%2A&direction=regressions&sort=largest"  # shareable
+    assert client.get("/teams/startup-perf/?direction=bogus&sort=bogus").context["f"].query() == ""
+    assert "looking into it" in client.get("/teams/startup-perf/?metric=frames").content.decode()
