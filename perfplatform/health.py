@@ -2,7 +2,7 @@
 
 from collections.abc import Callable
 
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 
@@ -22,5 +22,10 @@ class HealthzMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.path == "/healthz" and request.method in ("GET", "HEAD"):
-            return healthz(request)
+            try:
+                return healthz(request)
+            except (OperationalError, InterfaceError):  # what DatabaseUnavailableMiddleware answers, no details
+                response = JsonResponse({"status": "database unavailable"}, status=503)
+                response["Retry-After"] = "5"
+                return response
         return self.get_response(request)

@@ -101,7 +101,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, cache, Celery -------------------------------------------------------------------------
-REDIS_URL = env_url("REDIS_URL", "", schemes=("redis", "rediss", "unix"), hostless=("unix",))
+# Celery's broker and Django's cache both read it: kombu's Redis transport knows redis:// and rediss:// only.
+REDIS_URL = env_url("REDIS_URL", "", schemes=("redis", "rediss"))
 if REDIS_URL:
     CACHES = {
         "default": {

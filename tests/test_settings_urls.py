@@ -21,7 +21,8 @@ def check(tmp_path, **env) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("name,value,says", [
-    ("REDIS_URL", "localhost:6379", "REDIS_URL must be a URL starting redis:// or rediss:// or unix://"),
+    ("REDIS_URL", "localhost:6379", "REDIS_URL must be a URL starting redis:// or rediss://"),
+    ("REDIS_URL", "unix:///run/redis.sock", "REDIS_URL must be a URL starting redis:// or rediss://"),
     ("REDIS_URL", "redis://", "REDIS_URL names no host"),
     ("REDIS_URL", "redis://h:port/0", "REDIS_URL has a port that is not a number"),
     ("DATABASE_URL", "postgres://", "DATABASE_URL names no database"),

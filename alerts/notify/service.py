@@ -90,7 +90,7 @@ def plan_deliveries(group_id: int) -> list[int]:
     A group that only repeats what was already sent (``repeats``: a moved alert, a drift that has not
     grown much) is marked notified with the reason in ``not_sent`` and gets no deliveries."""
     with transaction.atomic():
-        _lock_alerts_of(group_id)
+        locked = _lock_alerts_of(group_id)
         group = AlertGroup.objects.select_for_update().filter(pk=group_id).first()
         if group is None:
             return []
@@ -108,7 +108,13 @@ def plan_deliveries(group_id: int) -> list[int]:
         for channel in Channel.objects.active().filter(team_id=group.team_id).order_by("pk"):
             Delivery.objects.get_or_create(group=group, channel=channel)
         if AlertGroup.objects.filter(pk=group.pk, notified__isnull=True).update(notified=timezone.now()):
-            mark_sent(live)
+            # An alert that joined the group while planning waited for the locks is marked only if its row is
+            # free: waiting for it now, holding the group, could close the cycle the lock order avoids.
+            joined = [a.pk for a in live if a.pk not in locked]
+            if joined:
+                locked |= set(Alert.objects.select_for_update(no_key=True, skip_locked=True).filter(pk__in=joined)
+                              .values_list("pk", flat=True))
+            mark_sent([a for a in live if a.pk in locked])
         return list(
             Delivery.objects.filter(group=group, status=Delivery.Status.PENDING)
             .order_by("pk")
@@ -116,18 +122,19 @@ def plan_deliveries(group_id: int) -> list[int]:
         )
 
 
-def _lock_alerts_of(group_id: int) -> None:
+def _lock_alerts_of(group_id: int) -> set[int]:
     """Lock the group's series, then its alerts in key order, before the group itself: the order analysis
     (series, alerts, then groups) and triage (alerts by key, then groups) take them. Planning took the group
     first and then wrote its alerts (`mark_sent`), so it deadlocked with the analysis of the next build, which
-    holds those alerts and then refreshes the group (seen with two worker processes on PostgreSQL)."""
+    holds those alerts and then refreshes the group (seen with two worker processes on PostgreSQL).
+    Returns the ids locked."""
     rows = list(Alert.objects.filter(group_id=group_id).values_list("pk", "series_id"))
     if not rows:
-        return
+        return set()
     list(Series.objects.select_for_update(no_key=True).filter(pk__in={sid for _, sid in rows}).order_by("pk")
          .values_list("pk", flat=True))
-    list(Alert.objects.select_for_update(no_key=True).filter(pk__in=[pk for pk, _ in rows]).order_by("pk")
-         .values_list("pk", flat=True))
+    return set(Alert.objects.select_for_update(no_key=True).filter(pk__in=[pk for pk, _ in rows]).order_by("pk")
+               .values_list("pk", flat=True))
 
 
 def _channel_failed(channel_id: int) -> None:

@@ -64,6 +64,14 @@ def test_it_signs_in_triages_an_alert_and_draws_the_graph(live_server, demo, pag
     page.hover("#chart .u-over", position={"x": 300, "y": 150})
     assert page.text_content("#hover").startswith("Build ")
     page.screenshot(path=str(artifacts / "series.png"))
+    # A click on the alert's marker opens its alert group; then back to the graph.
+    series_url = page.url
+    x = page.evaluate("""(build) => { const d = JSON.parse(document.getElementById('series-data').textContent);
+        return window.perfSeriesPlot.valToPos(d.b.indexOf(build), 'x'); }""", alert.build.ext_id)
+    page.click("#chart .u-over", position={"x": x, "y": 150})
+    page.wait_for_url(re.compile(rf".*/alerts/{alert.group_id}/$"))
+    page.goto(series_url)
+    page.wait_for_function("document.getElementById('chart').dataset.alerts !== undefined")
 
     # Keyboard: the skip link comes first, focus is visible, the zoom buttons and the graph are reachable.
     page.keyboard.press("Tab")

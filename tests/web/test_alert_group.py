@@ -147,6 +147,10 @@ def test_it_keeps_a_reassignment_when_the_alerts_note_is_saved(client, world):
     assert r.status_code == 302
     a.refresh_from_db()
     assert (a.status, a.reassigned_to_id, a.note) == ("reassigned", target.pk, "culprit is b20's")
+    # Its target group gone (emptied and deleted), the form no longer offers to keep the reassignment.
+    Alert.objects.filter(pk=a.pk).update(reassigned_to=None)
+    html = client.get(f"/alerts/{g.pk}/").content.decode()
+    assert '<option value="reassigned" selected>' not in html and "reassigned to is gone" in html
     # Reassigning from the note form (an alert not reassigned yet) is still refused: that takes a target.
     other = world.alerts["size"]
     login(client, world.staff)

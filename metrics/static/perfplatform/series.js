@@ -1,5 +1,6 @@
 /* Series graph: uPlot over compact arrays (x = build index), a p10–p90 band, alerts from the API drawn
-   as vertical markers, the build and commit under the cursor, zoom by drag, buttons and keyboard. */
+   as vertical markers (a click on one, or Enter on its build, opens its alert group), the build and
+   commit under the cursor, zoom by drag, buttons and keyboard. */
 (function () {
   "use strict";
   var d = JSON.parse(document.getElementById("series-data").textContent);
@@ -14,6 +15,8 @@
   var axisDates = function (u, splits) {
     var span = d.x[clampI(u.scales.x.max)] - d.x[clampI(u.scales.x.min)];
     return splits.map(function (i) {
+      // Only whole build indices in the series have a date: a short series' splits fall between them.
+      if (i < 0 || i > n - 1 || Math.abs(i - Math.round(i)) > 1e-6) return "";
       var t = d.x[clampI(i)];
       if (!t) return "";
       var iso = new Date(t * 1000).toISOString();
@@ -68,7 +71,8 @@
   var width = function () { return Math.max(320, el.clientWidth || 900); };
   var opts = {
     width: width(), height: 380, series: series, bands: bands, plugins: [markerPlugin],
-    scales: {x: {time: false}},
+    // One build alone would sit on the left edge: give it a build of room on each side.
+    scales: {x: {time: false, range: function (u, lo, hi) { return n < 2 ? [lo - 1, hi + 1] : [lo, hi]; }}},
     axes: [{values: axisDates, stroke: "#1b1f24", grid: {stroke: "#e3e7eb"}, space: 110},
            {values: function (u, splits) { return splits.map(fmt); }, stroke: "#1b1f24", grid: {stroke: "#e3e7eb"}, size: 70}],
     cursor: {drag: {x: true, y: false}},
@@ -96,6 +100,22 @@
     }
   });
   el.addEventListener("focus", function () { describe(kbIdx); });
+  // A marker opens its alert group: a click near it (not the end of a drag to zoom), or Enter on its build.
+  function markerNear(i) {
+    if (i === null || i === undefined) return null;
+    var px = u.valToPos(i, "x");
+    for (var k in markers) if (Math.abs(u.valToPos(+k, "x") - px) <= 4) return markers[k];
+    return null;
+  }
+  var downX = null;
+  u.over.addEventListener("mousedown", function (ev) { downX = ev.clientX; });
+  u.over.addEventListener("click", function (ev) {
+    var a = downX !== null && Math.abs(ev.clientX - downX) < 3 ? markerNear(u.cursor.idx) : null;
+    if (a) location.href = a.url;
+  });
+  el.addEventListener("keydown", function (ev) {
+    if (ev.key === "Enter" && markers[kbIdx]) location.href = markers[kbIdx].url;
+  });
   // Alerts of this series: markers on the graph and a list with links.
   var box = document.getElementById("alerts");
   var index = {};
