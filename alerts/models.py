@@ -341,6 +341,8 @@ class CodeHostPost(models.Model):
     # When the next attempt is due: at planning (a lost first hand-off is found by the sweep), then after a
     # transient failure its backoff or the code host's Retry-After; None once sent or failed.
     next_attempt = models.DateTimeField(null=True, blank=True)
+    # Set while a sender is posting it (no lock or transaction is held across the code host's API).
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
 
 class CodeHostAttempt(models.Model):

@@ -21,6 +21,7 @@ from alerts import handoff
 from alerts.codehost import github
 from alerts.models import Check, CodeHostAttempt, CodeHostPost
 from alerts.notify.service import EARLY_SECONDS, AttemptOutcome, retry_delay
+from alerts.notify.service import claim_seconds as notify_claim_seconds
 from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ def due_retries(grace_seconds: float = 0.0, limit: int = 200) -> list[int]:
     cutoff = now - timedelta(seconds=grace_seconds)
     first_cutoff = min(cutoff, now - timedelta(seconds=settings.PERF_SWEEP_MIN_AGE_SECONDS))
     rows = (CodeHostPost.objects.filter(status=CodeHostPost.Status.PENDING).exclude(next_attempt__gt=cutoff)
-            .order_by("updated").values_list("pk", "attempts", "updated", "next_attempt"))
+            .exclude(claimed_until__gt=now).order_by("updated").values_list("pk", "attempts", "updated", "next_attempt"))
     return [pk for pk, attempts, updated, due in rows[:limit]
             if (due or updated + timedelta(seconds=retry_delay(attempts - 1, None)))
             <= (cutoff if attempts else first_cutoff)]
@@ -89,70 +90,113 @@ def _record(post: CodeHostPost, action: str, started: float, error: DeliveryErro
                                    duration_ms=int((time.monotonic() - started) * 1000))
 
 
-def attempt_post(post_pk: int, *, final: bool) -> AttemptOutcome:
-    """Post the commit status and the sticky comment once; record each request; say whether to retry."""
+def claim_seconds() -> float:
+    """How long a claimed post is left to its sender: up to three requests (status, find, write the comment),
+    each with the notifications' timeout and margin."""
+    return 3 * notify_claim_seconds()
+
+
+def _claim(post_pk: int) -> tuple[CodeHostPost, Check] | AttemptOutcome:
+    """Mark the pending post claimed in a short transaction (no lock is held across the code host's API)."""
     with transaction.atomic():
         post = CodeHostPost.objects.select_for_update().filter(pk=post_pk).first()
         if post is None or post.status != CodeHostPost.Status.PENDING:
             return AttemptOutcome(done=True, retry=False)
-        if post.next_attempt is not None and post.next_attempt > timezone.now() + timedelta(seconds=EARLY_SECONDS):
+        now = timezone.now()
+        if post.claimed_until is not None and post.claimed_until > now:
+            # Another worker is posting it; look again once its claim would have lapsed.
+            wait = (post.claimed_until - now).total_seconds()
+            return AttemptOutcome(done=False, retry=True, retry_after=wait, retry_in=wait)
+        if post.next_attempt is not None and post.next_attempt > now + timedelta(seconds=EARLY_SECONDS):
             return AttemptOutcome(done=False, retry=False)  # a duplicate: the planned retry posts it
-        check = Check.objects.select_related("app", "build").get(pk=post.premerge_check_id)
-        target = target_for(check)
-        error: DeliveryError | None = None
-        if target is None:
-            error = PermanentError("the app has no GitHub code host configured")
-        elif not target.token:
-            error = PermanentError("no token: the environment variable named by code_host.token_env is empty")
-        b = check.build
-        number = github.pr_number(b.branch)
-        steps = []
-        if error is None:
-            from alerts.premerge import HEADLINE, check_url
+        post.claimed_until = now + timedelta(seconds=claim_seconds())
+        post.save(update_fields=["claimed_until"])
+        return post, Check.objects.select_related("app", "build").get(pk=post.premerge_check_id)
 
-            url = check_url(b)
-            if b.commit:
-                steps.append(("status", lambda: github.post_status(target, b.commit, check.status,
-                                                                     f"{check.status}: {HEADLINE.get(check.status, '')}",
-                                                                     url)))
-            if number is not None:
-                mark = github.marker(check.app.name, b.platform, b.branch)
-                steps.append(("comment", lambda: setattr(post, "comment_id", github.upsert_comment(
-                    target, number, mark, check.markdown, post.comment_id))))
-            if not steps:
-                error = PermanentError(f"nothing to post: build has no commit and branch {b.branch!r} names no PR")
-        for action, fn in steps:
-            started = time.monotonic()
-            try:
-                fn()
-                _record(post, action, started, None)
-            except DeliveryError as exc:
-                _record(post, action, started, exc)
-                error = exc
-                break
-            except Exception as exc:  # a bug or an unforeseen library error: record it, retry like transient
-                log.exception("posting check %s failed unexpectedly", check.pk)
-                error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
-                _record(post, action, started, error)
-                break
+
+def attempt_post(post_pk: int, *, final: bool) -> AttemptOutcome:
+    """Post the commit status and the sticky comment once; record each request; say whether to retry.
+
+    Claim, post, record, as notification deliveries do: the post is claimed in a short transaction, the
+    code host's API is called with no transaction open (a slow GitHub must hold no row lock, and on SQLite
+    no database-wide write lock), then the outcome is recorded. A check re-planned while its post was in
+    flight (`want_state` changed) stays pending and is posted again with its new state.
+    """
+    claimed = _claim(post_pk)
+    if isinstance(claimed, AttemptOutcome):
+        return claimed
+    post, check = claimed
+    posting = post.want_state
+    comment_id = post.comment_id
+    target = target_for(check)
+    error: DeliveryError | None = None
+    if target is None:
+        error = PermanentError("the app has no GitHub code host configured")
+    elif not target.token:
+        error = PermanentError("no token: the environment variable named by code_host.token_env is empty")
+    b = check.build
+    number = github.pr_number(b.branch)
+    steps = []
+    if error is None:
+        from alerts.premerge import HEADLINE, check_url
+
+        url = check_url(b)
+        if b.commit:
+            steps.append(("status", lambda: github.post_status(target, b.commit, check.status,
+                                                                 f"{check.status}: {HEADLINE.get(check.status, '')}",
+                                                                 url)))
+        if number is not None:
+            mark = github.marker(check.app.name, b.platform, b.branch)
+            steps.append(("comment", lambda: github.upsert_comment(target, number, mark, check.markdown, comment_id)))
+        if not steps:
+            error = PermanentError(f"nothing to post: build has no commit and branch {b.branch!r} names no PR")
+    for action, fn in steps:
+        started = time.monotonic()
+        try:
+            result = fn()
+            if action == "comment":
+                comment_id = result
+            _record(post, action, started, None)
+        except DeliveryError as exc:
+            _record(post, action, started, exc)
+            error = exc
+            break
+        except Exception as exc:  # a bug or an unforeseen library error: record it, retry like transient
+            log.exception("posting check %s failed unexpectedly", check.pk)
+            error = TransientError(f"unexpected error: {exc.__class__.__name__}: {exc}")
+            _record(post, action, started, error)
+            break
+    if error is not None and not steps:
+        _record(post, "config", time.monotonic(), error)
+    return _finish(post_pk, posting, comment_id, error, final=final)
+
+
+def _finish(post_pk: int, posting: str, comment_id: int | None, error: DeliveryError | None, *,
+            final: bool) -> AttemptOutcome:
+    with transaction.atomic():
+        post = CodeHostPost.objects.select_for_update().get(pk=post_pk)
+        now = timezone.now()
         post.attempts += 1
+        post.claimed_until = None
         post.next_attempt = None
+        post.comment_id = comment_id
         if error is None:
-            post.status = CodeHostPost.Status.SENT
-            post.posted_state = post.want_state
+            post.posted_state = posting
             post.error = ""
-            outcome = AttemptOutcome(done=True, retry=False)
+            if post.want_state == posting:
+                post.status = CodeHostPost.Status.SENT
+                outcome = AttemptOutcome(done=True, retry=False)
+            else:  # re-planned meanwhile: post the new state next (the re-plan's own task met our claim)
+                post.next_attempt = now
+                outcome = AttemptOutcome(done=False, retry=True, retry_in=1.0)
         else:
             post.error = str(error)[:2000]
             if isinstance(error, TransientError) and not final:
                 wait = retry_delay(post.attempts - 1, error.retry_after)
-                post.next_attempt = timezone.now() + timedelta(seconds=wait)
+                post.next_attempt = now + timedelta(seconds=wait)
                 outcome = AttemptOutcome(done=False, retry=True, retry_after=error.retry_after, retry_in=wait)
             else:
                 post.status = CodeHostPost.Status.FAILED
                 outcome = AttemptOutcome(done=True, retry=False)
-            if not steps:
-                _record(post, "config", time.monotonic(), error)
         post.save()
-        post.updated = timezone.now()
         return outcome

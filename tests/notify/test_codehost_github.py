@@ -151,3 +151,46 @@ def test_it_posts_a_check_whose_hand_off_was_lost_from_the_sweep(fake_github, se
     CodeHostPost.objects.filter(pk=post.pk).update(next_attempt=timezone.now() - timedelta(seconds=31))
     sweeps.run()  # tasks in-process here: the re-published task posts at once
     assert CodeHostPost.objects.get(pk=post.pk).status == "sent" and len(FakeGitHub.comments) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_posts_with_no_transaction_open_and_a_claim_that_stops_a_twin(fake_github, monkeypatch):
+    from django.db import connection
+
+    check = make_check(fake_github)
+    post, _ = CodeHostPost.objects.get_or_create(premerge_check=check, defaults={"want_state": "x"})
+    seen = []
+    real = github.post_status
+
+    def probe(*args, **kwargs):
+        seen.append({"atomic": connection.in_atomic_block,
+                     "claimed": CodeHostPost.objects.get(pk=post.pk).claimed_until is not None,
+                     "twin": service.attempt_post(post.pk, final=False)})  # a re-published copy, mid-post
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(github, "post_status", probe)
+    assert service.attempt_post(post.pk, final=False).done
+    assert seen[0]["atomic"] is False and seen[0]["claimed"] is True
+    assert seen[0]["twin"].retry and not seen[0]["twin"].done and seen[0]["twin"].retry_in > 0
+    got = CodeHostPost.objects.get(pk=post.pk)
+    assert (got.status, got.attempts, got.claimed_until, got.posted_state) == ("sent", 1, None, "x")
+    assert got.comment_id is not None and len(FakeGitHub.comments) == 1  # the twin posted nothing
+
+
+def test_it_posts_again_when_the_check_changed_while_its_post_was_in_flight(fake_github, monkeypatch):
+    check = make_check(fake_github)
+    post, _ = CodeHostPost.objects.get_or_create(premerge_check=check, defaults={"want_state": "old"})
+    real = github.post_status
+
+    def replanned(*args, **kwargs):
+        CodeHostPost.objects.filter(pk=post.pk).update(want_state="new")  # plan_post of a recomputed check
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(github, "post_status", replanned)
+    first = service.attempt_post(post.pk, final=False)
+    got = CodeHostPost.objects.get(pk=post.pk)
+    assert first.retry and (got.status, got.posted_state, got.want_state) == ("pending", "old", "new")
+    monkeypatch.setattr(github, "post_status", real)
+    assert service.attempt_post(post.pk, final=False).done
+    got = CodeHostPost.objects.get(pk=post.pk)
+    assert (got.status, got.posted_state) == ("sent", "new") and len(FakeGitHub.comments) == 1  # updated in place
