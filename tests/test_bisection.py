@@ -182,6 +182,33 @@ def test_it_stops_at_the_daily_budget(upload, ci):
     assert b.alert.culprit_commit == "" and b.alert.range_commits == b.hi - b.lo < 5
 
 
+def test_it_keeps_the_requests_ci_received_when_a_moved_culprit_restarts_the_bisection(upload, ci, handoffs):
+    # Deleting them (with the old bisection) let a restart spend the daily budget again: CI got 47 requests a
+    # day against a budget of 40 in a soak run, and its answers to them were refused as "no such request".
+    from alerts import handoff
+    from alerts.bisection import engine
+
+    fake, integration = ci
+    handoffs.held.add(handoff.RUN_REQUEST)  # CI never answers here: the first requests stay out
+    run_history(upload, {"startup.cold.ttid": (TIME_AT, 0.15)})
+    alert = Alert.objects.get(series__metric__name="startup.cold.ttid")
+    first = Bisection.objects.get(alert=alert)
+    asked = list(RunRequest.objects.filter(bisection=first).values_list("public_id", flat=True))
+    assert asked
+    integration.ci_max_requests_per_day = len(asked)
+    integration.save()
+    # The culprit moves a build earlier (a late upload, a refinement): the bisection restarts on the new range.
+    earlier = Build.objects.get(ext_id=str(TIME_AT[0] - 1))
+    Alert.objects.filter(pk=alert.pk).update(build=earlier, previous_build=Build.objects.get(ext_id=str(TIME_AT[0] - 2)))
+    assert engine.start(alert.pk) == 1
+    b = Bisection.objects.get(alert=alert)
+    assert b.pk == first.pk and b.build_id == earlier.pk
+    old = RunRequest.objects.filter(public_id__in=asked)
+    assert old.count() == len(asked) and set(old.values_list("state", "outcome")) == {("expired", "superseded")}
+    # Those requests count: the budget is spent, so the restarted bisection asks nothing more.
+    assert b.outcome == "budget" and RunRequest.objects.count() == len(asked)
+
+
 def test_it_rejects_an_answer_for_another_commit(upload, ci):
     fake, _ = ci
     run_history(upload, {"startup.cold.ttid": (TIME_AT, 0.15)})

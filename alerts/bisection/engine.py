@@ -34,7 +34,7 @@ from alerts.bisection import ci
 from alerts.bisection.ranges import culprit_range
 from alerts.detection import Point
 from alerts.detection.bisect import Observation, Reference, decide, is_thin, reference_for, request_bound
-from alerts.models import Alert, AlertGroup, Bisection, RunRequest
+from alerts.models import Alert, AlertGroup, AppIntegration, Bisection, RunRequest
 from metrics.history import recent_points
 from metrics.models import Build, Measurement, Scope
 
@@ -101,12 +101,23 @@ def start(alert_pk: int) -> int:
         if commits is None or not has_ci or (n == 1 and ref is not None and ref.deterministic):
             alert.save(update_fields=["range_commits", "culprit_commit", "confirmation", "updated"])
             return 0
-        if existing is not None:  # the culprit moved: what was asked about the old range no longer counts
+        fields = {"build": alert.build, "commits": commits, "lo": 0, "hi": n, "reference": dataclasses.asdict(ref),
+                  "thin": is_thin(alert.p_value, ref.mode), "phase": Bisection.Phase.RUNNING, "outcome": "",
+                  "detail": "", "finished": None}
+        if existing is None:
+            b = Bisection.objects.create(alert=alert, **fields)
+        else:
+            # The culprit moved: what was asked about the old range no longer decides anything, but the
+            # requests stay (CI received them: they count against the daily budget, and a late answer to one
+            # is recognised as superseded instead of "no such request"), and so does the row.
             RunRequest.objects.filter(bisection=existing, state=RunRequest.State.REQUESTED).update(
                 state=RunRequest.State.EXPIRED, outcome="superseded")
-            existing.delete()
-        b = Bisection.objects.create(alert=alert, build=alert.build, commits=commits, hi=n,
-                                     reference=dataclasses.asdict(ref), thin=is_thin(alert.p_value, ref.mode))
+            RunRequest.objects.filter(bisection=existing).update(outcome="superseded")
+            for name, value in fields.items():
+                setattr(existing, name, value)
+            existing.started = timezone.now()
+            existing.save()
+            b = existing
         alert.save(update_fields=["range_commits", "culprit_commit", "confirmation", "updated"])
         _advance(b, alert)
     return 1
@@ -204,6 +215,8 @@ def _advance(b: Bisection, alert: Alert) -> None:
     if integration is None:
         _finish(b, alert, "no_ci", "the app's CI endpoint was removed")
         return
+    # One bisection of the app counts and asks at a time: two advancing at once could both pass the budget.
+    AppIntegration.objects.select_for_update().filter(pk=integration.pk).values_list("pk", flat=True).first()
     day_ago = timezone.now() - timedelta(days=1)
     used = RunRequest.objects.filter(app_id=alert.series.app_id, created__gte=day_ago).count()
     if used + len(d.asks) > integration.ci_max_requests_per_day:
