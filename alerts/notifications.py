@@ -1,8 +1,10 @@
 """When alert groups are sent to their team's channels.
 
 A new group waits until PERF_NOTIFY_SETTLE_BUILDS later builds of its branch were analysed, so the
-alerts that need a few builds of confirmation (timings, rates) join it before anyone is told; a group
-whose branch goes quiet is sent after PERF_NOTIFY_MAX_DELAY_SECONDS by the periodic sweep. Each
+alerts that need a few builds of confirmation (timings, rates) join it before anyone is told, and at least
+one build after the build that raised its newest alert, whose estimates (the culprit first) the next build
+may still refine; a group whose branch goes quiet is sent after PERF_NOTIFY_MAX_DELAY_SECONDS by the
+periodic sweep. Each
 group is sent once: `plan_deliveries` records one Delivery per channel and marks the group notified.
 """
 
@@ -12,7 +14,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from alerts import handoff
@@ -52,13 +54,18 @@ def notify_due_groups(build_pk: int) -> int:
     settle = settings.PERF_NOTIFY_SETTLE_BUILDS
     branch = Build.objects.filter(app_id=build.app_id, platform=build.platform, branch=build.branch,
                                   timestamp__lte=build.timestamp, analysis=Build.Analysis.DONE)
-    cutoff = branch.order_by("-timestamp", "-pk").values_list("timestamp", flat=True)[settle:settle + 1]
+    newest_first = branch.order_by("-timestamp", "-pk").values_list("timestamp", flat=True)
+    cutoff = newest_first[settle:settle + 1]
     if not cutoff:
         return 0
+    # A soak run sent a rate alert with a culprit one build early: raised with PERF_NOTIFY_SETTLE_BUILDS 2
+    # already passed since its culprit, it went out in the pass that raised it, before the next build moved it.
+    raised_last = Alert.objects.filter(group=OuterRef("pk"), detected_build__timestamp__gte=newest_first[0]) \
+        .exclude(detection=Alert.Detection.WITHDRAWN)
     due = (
         AlertGroup.objects.filter(_unnotified(), build__app_id=build.app_id, build__platform=build.platform,
                                   build__branch=build.branch, build__timestamp__lte=cutoff[0])
-        .values_list("pk", flat=True).distinct()
+        .exclude(Exists(raised_last)).values_list("pk", flat=True).distinct()
     )
     return _queue(sorted(due))
 
