@@ -17,7 +17,7 @@ from functools import reduce
 import numpy as np
 
 from .model import DEFAULT_MIN_CHANGE, LOG_KINDS, SAMPLED_KINDS, ChangePoint, DetectorConfig, Point
-from .scan import best_split, plausible_range, rate_split_scores, split_scores
+from .scan import LR_DROP, best_split, plausible_range, rate_split_loglik, rate_split_scores, split_scores
 from .statistics import (
     Noise,
     ShiftTest,
@@ -439,7 +439,42 @@ def _scan_segment(s: Series, seg_start: int, kind: str, config: DetectorConfig,
         test, noise, zc = second
     if not test.sustained or not passes_gates(test, s, kind, config, noise):
         return None
-    return _candidate(lo, best, scores, test, zc, n_cand, noise)
+    cand = _candidate(lo, best, scores, test, zc, n_cand, noise)
+    if s.mode == "rate" and best < k:
+        return _rate_culprit_past_edge(s, seg_lo, cand, noise, zc)
+    return cand
+
+
+#: Half the chi-square(1) 95% quantile: culprits whose log-likelihood is within this of the best are plausible.
+LL_DROP = LR_DROP / 2
+
+
+def _rate_culprit_past_edge(s: Series, seg_lo: int, cand: Candidate, noise: Noise, zc: float) -> Candidate:
+    """The culprit of a rate change the scan raised, by likelihood: the scan's z statistics favour splits with
+    more builds after them, and its culprits stop ``min_after`` builds before the end, while pooled counts make a
+    large rate change significant with old-level builds counted after it. So a doubled crash rate was raised a
+    build after the change with the culprit one or two builds early (every rate step of a soak run; refined
+    only on the next build, after the bisection had started on the wrong range). The culprit is the
+    maximum-likelihood split of the pooled counts (``rate_split_loglik``) from the scan's plausible range to
+    the newest build, taken when the change tested there is significant on its own and the same way, with the
+    splits within ``LL_DROP`` of it as the plausible range; the decision to raise is the scan's, unchanged."""
+    k = s.end
+    a0 = seg_lo - s.index0
+    first = cand.first
+    ll = rate_split_loglik(s.counts[a0:], s.totals[a0:], first - seg_lo, k - seg_lo)
+    j = first + int(ll.argmax())
+    if j <= cand.index:
+        return cand
+    test = _test_at(s, seg_lo, j, noise)
+    if test.delta * cand.test.delta <= 0 or abs(test.z) < zc:
+        return cand
+    near = np.flatnonzero(ll >= ll.max() - LL_DROP)
+    f = la = j - first
+    while f - 1 in near:
+        f -= 1
+    while la + 1 in near:
+        la += 1
+    return Candidate(j, first + f, first + la, test, zc, cand.n_candidates, noise)
 
 
 def young_segment(seg_start: int, k: int, config: DetectorConfig) -> bool:
