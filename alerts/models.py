@@ -343,6 +343,8 @@ class CodeHostPost(models.Model):
     next_attempt = models.DateTimeField(null=True, blank=True)
     # Set while a sender is posting it (no lock or transaction is held across the code host's API).
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # The `want_state` whose commit status is posted: a retry after only the comment failed skips the status.
+    status_posted = models.CharField(max_length=80, blank=True)
 
 
 class CodeHostAttempt(models.Model):

@@ -76,8 +76,9 @@ def notify_stale_groups() -> int:
     cutoff = timezone.now() - timedelta(seconds=settings.PERF_NOTIFY_MAX_DELAY_SECONDS)
     due = AlertGroup.objects.filter(_unnotified(), created__lte=cutoff).values_list("pk", flat=True).distinct()
     queued = _queue(sorted(due))
+    # A first hand-off lost (the broker down when it was planned): as old as the other outboxes' lost hand-offs.
     stuck = Delivery.objects.filter(status=Delivery.Status.PENDING, attempts=0,
-                                    created__lte=timezone.now() - timedelta(minutes=5))
+                                    created__lte=timezone.now() - timedelta(seconds=settings.PERF_SWEEP_MIN_AGE_SECONDS))
     for delivery_id in stuck.values_list("pk", flat=True)[:500]:
         handoff.publish(handoff.DELIVERY, delivery_id)
         queued += 1

@@ -334,3 +334,16 @@ def test_it_posts_a_run_request_with_no_transaction_open_and_a_claim_that_stops_
     rr.refresh_from_db()
     assert rr.sent is not None and rr.attempts == 1 and rr.claimed_until is None
     assert ci_module.send(rr.pk) == ("done", None)
+
+
+def test_it_names_the_one_commit_left_when_the_budget_stops_the_bisection(upload, ci):
+    # A bisection narrowed to one commit and stopped before its confirming run (the daily budget) left
+    # culprit_commit empty though range_commits said 1 (a soak run's alert 33).
+    from alerts.bisection import engine
+
+    run_history(upload, {"startup.cold.ttid": (TIME_AT, 0.15)})
+    b = Bisection.objects.get(alert__series__metric__name="startup.cold.ttid")
+    b.lo, b.hi = 2, 3
+    engine._finish(b, b.alert, "budget", "40 requests in the last 24 h (max 40)")
+    alert = Alert.objects.get(pk=b.alert_id)
+    assert (alert.culprit_commit, alert.range_commits, alert.confirmation) == (b.commits[3], 1, "none")

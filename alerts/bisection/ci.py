@@ -60,11 +60,12 @@ def http_post(url: str, body: bytes, headers: dict[str, str], *, timeout: float)
 
 
 def retry_delay(attempts: int, retry_after: float | None = None) -> int:
-    """Seconds before the retry after attempt number `attempts` (1-based): CI's Retry-After if it gave one
-    (at least a second, at most the notifications' cap), else the backoff."""
+    """Seconds before the retry after attempt number `attempts` (1-based): the backoff, or CI's Retry-After when
+    it asks for longer (at most the notifications' cap): a short Retry-After must not spend every attempt."""
+    backoff = RETRY_DELAYS[min(max(attempts - 1, 0), len(RETRY_DELAYS) - 1)]
     if retry_after is not None and retry_after >= 0:
-        return int(math.ceil(min(max(retry_after, 1.0), MAX_RETRY_DELAY)))
-    return RETRY_DELAYS[min(max(attempts - 1, 0), len(RETRY_DELAYS) - 1)]
+        return int(math.ceil(min(max(retry_after, backoff), MAX_RETRY_DELAY)))
+    return backoff
 
 
 def claim_seconds() -> float:

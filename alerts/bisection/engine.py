@@ -252,6 +252,10 @@ def _finish(b: Bisection, alert: Alert, outcome: str, detail: str, *, culprit: i
     if culprit is not None and outcome in OUTCOME_TO_CONFIRMATION:
         fields["culprit_commit"] = b.commits[culprit]
         fields["range_commits"] = 1
+    elif b.hi - b.lo == 1 and fields["confirmation"] != Alert.Confirmation.NOT_REPRODUCED:
+        # Stopped (budget, expiry, no CI) with the range narrowed to one commit: that commit is the culprit,
+        # as `start` names it for a one-commit range, only not confirmed by a re-run.
+        fields["culprit_commit"] = b.commits[b.hi]
     Alert.objects.filter(pk=alert.pk).update(**fields)
     from alerts import lifecycle
 

@@ -141,21 +141,23 @@ def attempt_post(post_pk: int, *, final: bool) -> AttemptOutcome:
         from alerts.premerge import HEADLINE, check_url
 
         url = check_url(b)
-        if b.commit:
+        if b.commit and post.status_posted != posting:  # a retry after a failed comment: the status is up
             steps.append(("status", lambda: github.post_status(target, b.commit, check.status,
                                                                  f"{check.status}: {HEADLINE.get(check.status, '')}",
                                                                  url)))
         if number is not None:
             mark = github.marker(check.app.name, b.platform, b.branch)
             steps.append(("comment", lambda: github.upsert_comment(target, number, mark, check.markdown, comment_id)))
-        if not steps:
+        if not steps and not b.commit:
             error = PermanentError(f"nothing to post: build has no commit and branch {b.branch!r} names no PR")
+    status_done = False
     for action, fn in steps:
         started = time.monotonic()
         try:
             result = fn()
             if action == "comment":
                 comment_id = result
+            status_done |= action == "status"
             _record(post, action, started, None)
         except DeliveryError as exc:
             _record(post, action, started, exc)
@@ -168,11 +170,11 @@ def attempt_post(post_pk: int, *, final: bool) -> AttemptOutcome:
             break
     if error is not None and not steps:
         _record(post, "config", time.monotonic(), error)
-    return _finish(post_pk, posting, comment_id, error, final=final)
+    return _finish(post_pk, posting, comment_id, error, final=final, status_done=status_done)
 
 
 def _finish(post_pk: int, posting: str, comment_id: int | None, error: DeliveryError | None, *,
-            final: bool) -> AttemptOutcome:
+            final: bool, status_done: bool) -> AttemptOutcome:
     with transaction.atomic():
         post = CodeHostPost.objects.select_for_update().get(pk=post_pk)
         now = timezone.now()
@@ -180,6 +182,8 @@ def _finish(post_pk: int, posting: str, comment_id: int | None, error: DeliveryE
         post.claimed_until = None
         post.next_attempt = None
         post.comment_id = comment_id
+        if status_done:
+            post.status_posted = posting
         if error is None:
             post.posted_state = posting
             post.error = ""

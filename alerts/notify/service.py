@@ -49,10 +49,13 @@ class AttemptOutcome:
 
 
 def retry_delay(attempt: int, retry_after: float | None) -> float:
-    """Seconds before retry number `attempt` (0-based): the server's Retry-After if it gave one, else backoff."""
+    """Seconds before retry number `attempt` (0-based): the backoff, or the server's Retry-After when it asks
+    for longer (at most MAX_RETRY_DELAY). A minimum, not a replacement: a receiver answering Retry-After: 2
+    through a half-minute outage used up every attempt in 15 s, and the group's team was never told."""
+    backoff = float(RETRY_DELAYS[min(max(attempt, 0), len(RETRY_DELAYS) - 1)])
     if retry_after is not None and retry_after >= 0:
-        return float(min(max(retry_after, 1.0), MAX_RETRY_DELAY))
-    return float(RETRY_DELAYS[min(max(attempt, 0), len(RETRY_DELAYS) - 1)])
+        return float(min(max(retry_after, backoff), MAX_RETRY_DELAY))
+    return backoff
 
 
 #: An attempt this early (seconds) before its row's next_attempt still counts as due (clocks and countdowns).

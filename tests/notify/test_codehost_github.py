@@ -194,3 +194,28 @@ def test_it_posts_again_when_the_check_changed_while_its_post_was_in_flight(fake
     assert service.attempt_post(post.pk, final=False).done
     got = CodeHostPost.objects.get(pk=post.pk)
     assert (got.status, got.posted_state) == ("sent", "new") and len(FakeGitHub.comments) == 1  # updated in place
+
+
+def test_it_retries_only_the_comment_when_only_the_comment_failed(fake_github, monkeypatch):
+    from alerts.notify.transports.base import TransientError
+    from tests.notify.fixtures import make_retry_due
+
+    check = make_check(fake_github)
+    post, _ = CodeHostPost.objects.get_or_create(premerge_check=check, defaults={"want_state": "x"})
+    real = github.upsert_comment
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise TransientError("GitHub 502", 502)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(github, "upsert_comment", flaky)
+    assert service.attempt_post(post.pk, final=False).retry
+    make_retry_due(CodeHostPost, post.pk)
+    assert service.attempt_post(post.pk, final=False).done
+    statuses = [r for r in FakeGitHub.requests if "/statuses/" in r[1]]
+    assert len(statuses) == 1 and len(FakeGitHub.comments) == 1  # GitHub keeps every status POST: one is enough
+    actions = list(CodeHostAttempt.objects.filter(post=post).order_by("pk").values_list("action", "ok"))
+    assert actions == [("status", True), ("comment", False), ("comment", True)]

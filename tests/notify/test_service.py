@@ -75,10 +75,10 @@ def test_it_records_an_attempt_for_every_try(scene, http_server):
     for _ in range(3):
         outcomes.append(attempt_delivery(delivery.pk, final=False))
         make_retry_due(Delivery, delivery.pk)
-    # retry_in: the backoff's first step, then the receiver's Retry-After
+    # retry_in: the backoff's first step, then its second, longer than the receiver's Retry-After (a minimum)
     assert outcomes == [
         AttemptOutcome(done=False, retry=True, retry_after=None, retry_in=float(RETRY_DELAYS[0])),
-        AttemptOutcome(done=False, retry=True, retry_after=7.0, retry_in=7.0),
+        AttemptOutcome(done=False, retry=True, retry_after=7.0, retry_in=float(RETRY_DELAYS[1])),
         AttemptOutcome(done=True, retry=False, retry_after=None),
     ]
     attempts = list(DeliveryAttempt.objects.filter(delivery=delivery).order_by("pk"))
@@ -125,8 +125,9 @@ def test_it_honours_the_flag_threshold_setting(scene, settings, http_server):
 def test_it_backs_off():
     assert [retry_delay(n, None) for n in range(len(RETRY_DELAYS))] == [10.0, 60.0, 300.0, 1800.0]
     assert retry_delay(10, None) == 1800.0
-    assert retry_delay(0, 120.0) == 120.0
-    assert retry_delay(3, 0.0) == 1.0
+    assert retry_delay(0, 120.0) == 120.0  # a receiver asking for longer than the backoff gets it
+    # A short Retry-After is a minimum, not a replacement: the backoff still spreads the attempts.
+    assert retry_delay(3, 0.0) == 1800.0 and retry_delay(1, 2.0) == 60.0
     assert retry_delay(0, 10**9) == 6 * 3600.0
 
 
