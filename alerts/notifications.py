@@ -77,8 +77,10 @@ def notify_stale_groups() -> int:
     due = AlertGroup.objects.filter(_unnotified(), created__lte=cutoff).values_list("pk", flat=True).distinct()
     queued = _queue(sorted(due))
     # A first hand-off lost (the broker down when it was planned): as old as the other outboxes' lost hand-offs.
+    now = timezone.now()
     stuck = Delivery.objects.filter(status=Delivery.Status.PENDING, attempts=0,
-                                    created__lte=timezone.now() - timedelta(seconds=settings.PERF_SWEEP_MIN_AGE_SECONDS))
+                                    created__lte=now - timedelta(seconds=settings.PERF_SWEEP_MIN_AGE_SECONDS)) \
+        .exclude(claimed_until__gt=now)  # in flight: its sender records it
     for delivery_id in stuck.values_list("pk", flat=True)[:500]:
         handoff.publish(handoff.DELIVERY, delivery_id)
         queued += 1

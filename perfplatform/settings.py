@@ -166,7 +166,8 @@ PERF_CHECK_FALSE_FAIL_RATE = env_float("PERF_CHECK_FALSE_FAIL_RATE", 0.05, minim
 PERF_CHECK_BASE_WAIT_SECONDS = env_int("PERF_CHECK_BASE_WAIT_SECONDS", 1800, minimum=0)
 PERF_DEFAULT_TEAM = env_str("PERF_DEFAULT_TEAM", "central-perf")
 # A new alert group is notified once this many later builds were analysed (so alerts that need
-# confirmation join it first), or after PERF_NOTIFY_MAX_DELAY_SECONDS, whichever comes first.
+# confirmation join it first) and one after the build that raised its newest alert (alerts.notifications),
+# or after PERF_NOTIFY_MAX_DELAY_SECONDS, whichever comes first.
 PERF_NOTIFY_SETTLE_BUILDS = env_int("PERF_NOTIFY_SETTLE_BUILDS", 4, minimum=0)
 PERF_NOTIFY_MAX_DELAY_SECONDS = env_int("PERF_NOTIFY_MAX_DELAY_SECONDS", 1800, minimum=0)
 PERF_NOTIFY_TIMEOUT_SECONDS = env_float("PERF_NOTIFY_TIMEOUT_SECONDS", 10.0, minimum=0.1)

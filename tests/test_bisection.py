@@ -207,6 +207,14 @@ def test_it_keeps_the_requests_ci_received_when_a_moved_culprit_restarts_the_bis
     assert old.count() == len(asked) and set(old.values_list("state", "outcome")) == {("expired", "superseded")}
     # Those requests count: the budget is spent, so the restarted bisection asks nothing more.
     assert b.outcome == "budget" and RunRequest.objects.count() == len(asked)
+    # CI's late answer to one of them is recognised, and changes nothing.
+    rr = RunRequest.objects.get(public_id=asked[0])
+    body = native_body(0, minutes=7000, metrics=[metric_body("startup.cold.ttid", 460.0, rr.runs,
+                                                             np.random.default_rng(2))])
+    body["build"] = {"id": rr.build_ext_id, "commit": rr.commit, "requested": rr.public_id}
+    assert upload(body).status_code == 201
+    late = Build.objects.get(ext_id=rr.build_ext_id)
+    assert "superseded" in late.analysis_error and Bisection.objects.get(pk=b.pk).outcome == "budget"
 
 
 def test_it_rejects_an_answer_for_another_commit(upload, ci):

@@ -151,7 +151,11 @@ def _answer(rr: RunRequest | None, build: Build) -> str:
     if rr is None:
         return "no such request"
     if rr.state != RunRequest.State.REQUESTED:
-        return "answered" if rr.answer_id == build.pk else f"request {rr.public_id} is {rr.state}"
+        if rr.answer_id == build.pk:
+            return "answered"
+        if rr.outcome == "superseded":
+            return f"request {rr.public_id} was superseded: the alert's culprit moved and its bisection restarted"
+        return f"request {rr.public_id} is {rr.state}"
     now = timezone.now()
     series = rr.alert.series
     m = (Measurement.objects.filter(build=build, series__metric__name=series.metric.name,

@@ -53,8 +53,8 @@ def plan_post(check_pk: int) -> int | None:
         return None
     state = _state(check)
     post, _ = CodeHostPost.objects.get_or_create(premerge_check=check)
-    if post.posted_state == state:
-        return None
+    if post.posted_state == state and post.status != CodeHostPost.Status.PENDING:
+        return None  # a pending retry of another state is re-aimed at this one instead (its status included)
     CodeHostPost.objects.filter(pk=post.pk).update(status=CodeHostPost.Status.PENDING, want_state=state, attempts=0,
                                                    next_attempt=timezone.now())
     handoff.publish(handoff.CODE_HOST_POST, post.pk)

@@ -440,8 +440,8 @@ def _scan_segment(s: Series, seg_start: int, kind: str, config: DetectorConfig,
     if not test.sustained or not passes_gates(test, s, kind, config, noise):
         return None
     cand = _candidate(lo, best, scores, test, zc, n_cand, noise)
-    if s.mode == "rate" and best < k:
-        return _rate_culprit_past_edge(s, seg_lo, cand, noise, zc)
+    if s.mode == "rate" and best < k - 1:
+        return _rate_culprit_past_edge(s, seg_lo, cand, noise, zc, config)
     return cand
 
 
@@ -449,19 +449,22 @@ def _scan_segment(s: Series, seg_start: int, kind: str, config: DetectorConfig,
 LL_DROP = LR_DROP / 2
 
 
-def _rate_culprit_past_edge(s: Series, seg_lo: int, cand: Candidate, noise: Noise, zc: float) -> Candidate:
+def _rate_culprit_past_edge(s: Series, seg_lo: int, cand: Candidate, noise: Noise, zc: float,
+                            config: DetectorConfig) -> Candidate:
     """The culprit of a rate change the scan raised, by likelihood: the scan's z statistics favour splits with
     more builds after them, and its culprits stop ``min_after`` builds before the end, while pooled counts make a
     large rate change significant with old-level builds counted after it. So a doubled crash rate was raised a
     build after the change with the culprit one or two builds early (every rate step of a soak run; refined
     only on the next build, after the bisection had started on the wrong range). The culprit is the
     maximum-likelihood split of the pooled counts (``rate_split_loglik``) from the scan's plausible range to
-    the newest build, taken when the change tested there is significant on its own and the same way, with the
-    splits within ``LL_DROP`` of it as the plausible range; the decision to raise is the scan's, unchanged."""
+    ``min_after - 1`` builds past it, never the newest build alone (one flaky build there would win), taken
+    when the change tested there is significant on its own and the same way, with the splits within
+    ``LL_DROP`` of it as the plausible range; the decision to raise is the scan's, unchanged."""
     k = s.end
     a0 = seg_lo - s.index0
     first = cand.first
-    ll = rate_split_loglik(s.counts[a0:], s.totals[a0:], first - seg_lo, k - seg_lo)
+    upto = min(k - 1, cand.last + config.min_after - 1)
+    ll = rate_split_loglik(s.counts[a0:], s.totals[a0:], first - seg_lo, upto - seg_lo)
     j = first + int(ll.argmax())
     if j <= cand.index:
         return cand

@@ -246,6 +246,24 @@ def test_it_raises_a_rate_change_at_its_own_culprit_not_a_build_early():
     assert exact >= 11
 
 
+def test_it_never_puts_a_rate_culprit_on_a_flaky_newest_build():
+    # The likelihood search stops a build short of the newest: a doubled build two builds after a 50% rise,
+    # the build that raised it, had pulled the culprit onto itself in 27 of 28 such raises.
+    on_spike = at_change = 0
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        det = OnlineDetector("rate")
+        for i in range(90):
+            total = int(1e5 * rng.lognormal(0, 0.2))
+            count = int(rng.poisson(0.002 * (1.5 if i >= 60 else 1) * (2 if i == 62 else 1) * total))
+            raised = [e for e in det.step(Point(count / total, count=count, total=total)) if e.type == "raised"]
+            if raised:
+                on_spike += raised[0].change_point.index == 62
+                at_change += raised[0].change_point.index == 60
+                break
+    assert on_spike == 0 and at_change >= 24
+
+
 def test_it_locates_a_rate_change_by_the_pooled_poisson_likelihood():
     from alerts.detection.scan import rate_split_loglik
 

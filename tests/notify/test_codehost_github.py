@@ -219,3 +219,29 @@ def test_it_retries_only_the_comment_when_only_the_comment_failed(fake_github, m
     assert len(statuses) == 1 and len(FakeGitHub.comments) == 1  # GitHub keeps every status POST: one is enough
     actions = list(CodeHostAttempt.objects.filter(post=post).order_by("pk").values_list("action", "ok"))
     assert actions == [("status", True), ("comment", False), ("comment", True)]
+
+
+def test_it_re_aims_a_pending_retry_when_the_check_returns_to_the_state_already_posted(fake_github, monkeypatch):
+    from alerts.notify.transports.base import TransientError
+    from tests.notify.fixtures import make_retry_due
+
+    check = make_check(fake_github, status="pass", markdown="### perfplatform check: **pass**\n")
+    post = CodeHostPost.objects.get(pk=service.plan_post(check.pk))
+    assert post.status == "sent"  # pass is on GitHub
+    # The check fails: its status goes up, its comment fails transiently, and the post waits for its retry.
+    real = github.upsert_comment
+    monkeypatch.setattr(github, "upsert_comment", lambda *a, **k: (_ for _ in ()).throw(TransientError("502", 502)))
+    Check.objects.filter(pk=check.pk).update(status="fail", markdown="### perfplatform check: **fail**\n")
+    service.plan_post(check.pk)
+    monkeypatch.setattr(github, "upsert_comment", real)
+    assert CodeHostPost.objects.get(pk=post.pk).status == "pending"
+    # The check passes again before the retry, the state posted last: the retry, whose status was up ("fail"),
+    # is aimed at "pass" and posts its status again, instead of leaving "fail" on the commit.
+    Check.objects.filter(pk=check.pk).update(status="pass", markdown="### perfplatform check: **pass**\n")
+    service.plan_post(check.pk)
+    make_retry_due(CodeHostPost, post.pk)
+    service.attempt_post(post.pk, final=False)
+    assert CodeHostPost.objects.get(pk=post.pk).status == "sent"
+    states = [body["state"] for method, path, body, _ in FakeGitHub.requests if "/statuses/" in path]
+    assert states == ["success", "failure", "success"]
+    assert "**pass**" in next(iter(FakeGitHub.comments.values()))

@@ -106,3 +106,13 @@ def test_it_retries_under_a_broker_when_the_row_says_and_ends_by_the_rows_count(
     assert task(webhook.pk) is True
     d = Delivery.objects.get(pk=webhook.pk)
     assert d.status == Delivery.Status.FAILED and d.next_attempt is None and countdowns == [42.0]
+
+
+def test_it_republishes_a_lost_first_delivery_after_the_sweeps_age_but_not_one_in_flight(webhook, settings):
+    settings.PERF_SWEEP_MIN_AGE_SECONDS = 30
+    old = timezone.now() - timedelta(seconds=31)
+    Delivery.objects.filter(pk=webhook.pk).update(status=Delivery.Status.PENDING, attempts=0, created=old,
+                                                   claimed_until=timezone.now() + timedelta(seconds=60))
+    assert published_deliveries() == []  # being sent right now: its sender records it
+    Delivery.objects.filter(pk=webhook.pk).update(claimed_until=None)
+    assert published_deliveries() == [webhook.pk]  # its hand-off was lost (it was 5 minutes before)
