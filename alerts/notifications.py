@@ -4,8 +4,8 @@ A new group waits until PERF_NOTIFY_SETTLE_BUILDS later builds of its branch wer
 alerts that need a few builds of confirmation (timings, rates) join it before anyone is told, and at least
 one build after the build that raised its newest alert, whose estimates (the culprit first) the next build
 may still refine; a group whose branch goes quiet is sent after PERF_NOTIFY_MAX_DELAY_SECONDS by the
-periodic sweep. Each
-group is sent once: `plan_deliveries` records one Delivery per channel and marks the group notified.
+periodic sweep. Each group is sent once: `plan_deliveries` records one Delivery per channel and marks the group
+notified.
 """
 
 from __future__ import annotations
