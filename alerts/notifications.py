@@ -54,17 +54,17 @@ def notify_due_groups(build_pk: int) -> int:
     settle = settings.PERF_NOTIFY_SETTLE_BUILDS
     branch = Build.objects.filter(app_id=build.app_id, platform=build.platform, branch=build.branch,
                                   timestamp__lte=build.timestamp, analysis=Build.Analysis.DONE)
-    newest_first = branch.order_by("-timestamp", "-pk").values_list("timestamp", flat=True)
-    cutoff = newest_first[settle:settle + 1]
-    if not cutoff:
+    stamps = list(branch.order_by("-timestamp", "-pk").values_list("timestamp", flat=True)[:settle + 1])
+    if len(stamps) <= settle:
         return 0
+    newest, cutoff = stamps[0], stamps[settle]
     # A soak run sent a rate alert with a culprit one build early: raised with PERF_NOTIFY_SETTLE_BUILDS 2
     # already passed since its culprit, it went out in the pass that raised it, before the next build moved it.
-    raised_last = Alert.objects.filter(group=OuterRef("pk"), detected_build__timestamp__gte=newest_first[0]) \
+    raised_last = Alert.objects.filter(group=OuterRef("pk"), detected_build__timestamp__gte=newest) \
         .exclude(detection=Alert.Detection.WITHDRAWN)
     due = (
         AlertGroup.objects.filter(_unnotified(), build__app_id=build.app_id, build__platform=build.platform,
-                                  build__branch=build.branch, build__timestamp__lte=cutoff[0])
+                                  build__branch=build.branch, build__timestamp__lte=cutoff)
         .exclude(Exists(raised_last)).values_list("pk", flat=True).distinct()
     )
     return _queue(sorted(due))

@@ -16,7 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from alerts.models import RunRequest
-from alerts.notify.service import EARLY_SECONDS, MAX_RETRY_DELAY
+from alerts.notify.service import EARLY_SECONDS
+from alerts.notify.service import retry_delay as notify_retry_delay
 from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError, timeout_seconds
 from alerts.notify.transports.webhook import SIGNATURE_HEADER, sign
 
@@ -60,12 +61,9 @@ def http_post(url: str, body: bytes, headers: dict[str, str], *, timeout: float)
 
 
 def retry_delay(attempts: int, retry_after: float | None = None) -> int:
-    """Seconds before the retry after attempt number `attempts` (1-based): the backoff, or CI's Retry-After when
-    it asks for longer (at most the notifications' cap): a short Retry-After must not spend every attempt."""
-    backoff = RETRY_DELAYS[min(max(attempts - 1, 0), len(RETRY_DELAYS) - 1)]
-    if retry_after is not None and retry_after >= 0:
-        return int(math.ceil(min(max(retry_after, backoff), MAX_RETRY_DELAY)))
-    return backoff
+    """Seconds before the retry after attempt number `attempts` (1-based): this module's backoff, or CI's
+    Retry-After when it asks for longer, as notifications wait (`notify.service.retry_delay`)."""
+    return int(math.ceil(notify_retry_delay(attempts - 1, retry_after, RETRY_DELAYS)))
 
 
 def claim_seconds() -> float:

@@ -20,7 +20,7 @@ from django.utils import timezone
 from alerts import handoff
 from alerts.codehost import github
 from alerts.models import Check, CodeHostAttempt, CodeHostPost
-from alerts.notify.service import EARLY_SECONDS, AttemptOutcome, retry_delay
+from alerts.notify.service import AttemptOutcome, retry_delay, take_claim
 from alerts.notify.service import claim_seconds as notify_claim_seconds
 from alerts.notify.transports.base import DeliveryError, PermanentError, TransientError
 
@@ -102,15 +102,9 @@ def _claim(post_pk: int) -> tuple[CodeHostPost, Check] | AttemptOutcome:
         post = CodeHostPost.objects.select_for_update().filter(pk=post_pk).first()
         if post is None or post.status != CodeHostPost.Status.PENDING:
             return AttemptOutcome(done=True, retry=False)
-        now = timezone.now()
-        if post.claimed_until is not None and post.claimed_until > now:
-            # Another worker is posting it; look again once its claim would have lapsed.
-            wait = (post.claimed_until - now).total_seconds()
-            return AttemptOutcome(done=False, retry=True, retry_after=wait, retry_in=wait)
-        if post.next_attempt is not None and post.next_attempt > now + timedelta(seconds=EARLY_SECONDS):
-            return AttemptOutcome(done=False, retry=False)  # a duplicate: the planned retry posts it
-        post.claimed_until = now + timedelta(seconds=claim_seconds())
-        post.save(update_fields=["claimed_until"])
+        refused = take_claim(post, claim_seconds())
+        if refused is not None:
+            return refused
         return post, Check.objects.select_related("app", "build").get(pk=post.premerge_check_id)
 
 

@@ -48,11 +48,12 @@ class AttemptOutcome:
     retry_in: float | None = None  # seconds until the retry is due (the row's next_attempt), when retry
 
 
-def retry_delay(attempt: int, retry_after: float | None) -> float:
-    """Seconds before retry number `attempt` (0-based): the backoff, or the server's Retry-After when it asks
-    for longer (at most MAX_RETRY_DELAY). A minimum, not a replacement: a receiver answering Retry-After: 2
-    through a half-minute outage used up every attempt in 15 s, and the group's team was never told."""
-    backoff = float(RETRY_DELAYS[min(max(attempt, 0), len(RETRY_DELAYS) - 1)])
+def retry_delay(attempt: int, retry_after: float | None, delays: tuple[int, ...] = RETRY_DELAYS) -> float:
+    """Seconds before retry number `attempt` (0-based): the backoff `delays`, or the server's Retry-After when
+    it asks for longer (at most MAX_RETRY_DELAY). A minimum, not a replacement: a receiver answering
+    Retry-After: 2 through a half-minute outage used up every attempt in 15 s, and the group's team was never
+    told."""
+    backoff = float(delays[min(max(attempt, 0), len(delays) - 1)])
     if retry_after is not None and retry_after >= 0:
         return float(min(max(retry_after, backoff), MAX_RETRY_DELAY))
     return backoff
@@ -156,22 +157,31 @@ def claim_seconds() -> float:
     return float(getattr(settings, "PERF_NOTIFY_TIMEOUT_SECONDS", 10)) * 3 + 30
 
 
+def take_claim(row, seconds: float) -> AttemptOutcome | None:
+    """Claim a pending row locked by the caller (a Delivery or a CodeHostPost: `claimed_until`, `next_attempt`)
+    for `seconds` and save it; or say why not: another sender holds it (look again once the claim would have
+    lapsed), or its planned retry is not due (a duplicate, e.g. a re-published retry the broker still held:
+    the planned retry sends it)."""
+    now = timezone.now()
+    if row.claimed_until is not None and row.claimed_until > now:
+        wait = (row.claimed_until - now).total_seconds()
+        return AttemptOutcome(done=False, retry=True, retry_after=wait, retry_in=wait)
+    if row.next_attempt is not None and row.next_attempt > now + timedelta(seconds=EARLY_SECONDS):
+        return AttemptOutcome(done=False, retry=False)
+    row.claimed_until = now + timedelta(seconds=seconds)
+    row.save(update_fields=["claimed_until"])
+    return None
+
+
 def _claim(delivery_id: int) -> tuple[Delivery, Channel, AlertGroup] | AttemptOutcome:
     """Lock the pending delivery just long enough to mark it claimed, then commit."""
     with transaction.atomic():
         delivery = Delivery.objects.select_for_update().filter(pk=delivery_id).first()
         if delivery is None or delivery.status != Delivery.Status.PENDING:
             return AttemptOutcome(done=True, retry=False)
-        now = timezone.now()
-        if delivery.claimed_until is not None and delivery.claimed_until > now:
-            # Another worker is sending it right now; look again once its claim would have lapsed.
-            wait = (delivery.claimed_until - now).total_seconds()
-            return AttemptOutcome(done=False, retry=True, retry_after=wait, retry_in=wait)
-        if delivery.next_attempt is not None and delivery.next_attempt > now + timedelta(seconds=EARLY_SECONDS):
-            # A duplicate (a re-published retry the broker still held): the planned retry sends it.
-            return AttemptOutcome(done=False, retry=False)
-        delivery.claimed_until = now + timedelta(seconds=claim_seconds())
-        delivery.save(update_fields=["claimed_until"])
+        refused = take_claim(delivery, claim_seconds())
+        if refused is not None:
+            return refused
         return delivery, Channel.objects.get(pk=delivery.channel_id), AlertGroup.objects.get(pk=delivery.group_id)
 
 
