@@ -89,12 +89,11 @@ def filtered_groups(team: Team, f: Filters):
         qs = qs.filter(build__app__name=f.app)
     if f.platform:
         qs = qs.filter(build__platform=f.platform)
+    live = Alert.objects.filter(group=OuterRef("pk")).exclude(detection=Alert.Detection.WITHDRAWN)
     if f.device:
-        qs = qs.filter(Exists(Alert.objects.filter(group=OuterRef("pk"), series__device=f.device)
-                              .exclude(detection=Alert.Detection.WITHDRAWN)))
+        qs = qs.filter(Exists(live.filter(series__device=f.device)))
     if f.since:
         qs = qs.filter(build__timestamp__gte=timezone.now() - timedelta(days=SINCE[f.since]))
-    live = Alert.objects.filter(group=OuterRef("pk")).exclude(detection=Alert.Detection.WITHDRAWN)
     if f.metric:
         qs = qs.filter(Exists(live.filter(**_metric_lookup(f.metric))))
     if f.direction:
